@@ -1,0 +1,142 @@
+"""The ``harness`` command: run, check, stores.
+
+Exit codes (DESIGN.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
+with a one-line reason and no traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.errors import HarnessError, InputError
+
+__all__ = ["main"]
+
+err_console = Console(stderr=True, highlight=False)
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    click.echo(f"harness: error: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="harness")
+def cli() -> None:
+    """Multi-process chaos and concurrency stress harness for the memory stores of LLM
+    agents. Exit codes: 0 no violation, 1 violations found, 2 bad input or setup."""
+
+
+@cli.command()
+@click.argument("scenario", metavar="SCENARIO")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the plan (default: the "
+              "scenario's, else a random one, printed so the run can be reproduced).")
+@click.option("--workers", type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--ops", type=click.IntRange(min=0), help="Operations per worker.")
+@click.option("--sessions", type=click.IntRange(min=1), help="Sessions shared by the workers.")
+@click.option("--duration", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds before remaining work is stopped.")
+@click.option("--store", "store", metavar="SPEC",
+              help="Built-in store name (see `harness stores`) or package.module:factory.")
+@click.option("--redis-url", metavar="URL", default="",
+              help="Use this external Redis (keys under a run namespace, never flushed) "
+                   "instead of starting a redis-server.")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True, help="Where run directories go.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
+        sessions: int | None, duration: float | None, store: str | None, redis_url: str,
+        reports: Path, quiet: bool) -> None:
+    """Run SCENARIO (a TOML file): real worker processes against a real store, then check
+    the history. Writes reports/<run-id>/ and prints the command that reproduces it."""
+    from harness.coordinator import run as run_scenario
+    from harness.report import print_run
+    from harness.scenario import load_scenario
+
+    try:
+        sc = load_scenario(scenario).with_overrides(
+            seed=seed, workers=workers, ops=ops, sessions=sessions, duration=duration,
+            store=store)
+        with _progress(quiet) as say:
+            res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say)
+    except InputError as err:
+        _fail(str(err))
+    except HarnessError as err:
+        _fail(str(err))
+    print_run(res)
+    sys.exit(res.exit_code)
+
+
+class _progress:
+    """A progress bar on stderr fed by the coordinator's progress events."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet or not err_console.is_terminal
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=err_console, transient=True)
+        self.task: Any = None
+
+    def __enter__(self) -> Callable[[str, dict[str, Any]], None]:
+        if not self.quiet:
+            self.bar.start()
+        return self.say
+
+    def say(self, event: str, data: dict[str, Any]) -> None:
+        if event == "target":
+            err_console.print(f"target: {data['note']}")
+        elif event == "started" and not self.quiet:
+            self.task = self.bar.add_task(f"{data['workers']} workers", total=data["ops"])
+        elif event == "progress" and self.task is not None:
+            self.bar.update(self.task, completed=data["ops"])
+        elif event == "check" and not self.quiet:
+            self.bar.stop()
+            err_console.print(f"checking {data['events']} events…")
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+
+@cli.command("check")
+@click.argument("path", metavar="RUN_DIR_OR_HISTORY")
+@click.option("--exact", is_flag=True, help="Also search for a linearization per session.")
+@click.option("--budget", type=float, default=30.0, show_default=True,
+              help="Seconds for the exact search; past it the verdict is unknown.")
+def check_cmd(path: str, exact: bool, budget: float) -> None:
+    """Re-run the checker over a stored history (a newer checker on an old run)."""
+    from harness.checker import check
+    from harness.history import read_history
+    from harness.report import check_dict, print_check, write_json
+
+    try:
+        events = read_history(path)
+    except HarnessError as err:
+        _fail(str(err))
+    result = check(events, exact=exact, budget_s=budget)
+    print_check(result)
+    p = Path(path)
+    if p.is_dir():
+        write_json(p / "recheck.json", check_dict(result))
+    sys.exit(0 if result.valid is True else 1)
+
+
+@cli.command("stores")
+def stores_cmd() -> None:
+    """List the built-in stores, one line each."""
+    from harness.stores import BUILTINS
+
+    width = max(len(s) for s in BUILTINS)
+    for name, info in BUILTINS.items():
+        caught = f"  [caught as {info.expected}]" if info.expected else ""
+        click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv, prog_name="harness")

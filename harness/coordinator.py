@@ -1,0 +1,245 @@
+"""The one function that connects the stages: scenario -> plan -> workers -> history ->
+checker -> report. It spawns and reaps the worker processes, bounds them in time, makes
+the final quiescent read, and always writes what it has, Ctrl-C and SIGTERM included.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import multiprocess
+import orjson
+
+from harness.checker import CheckResult, check
+from harness.errors import InputError, TargetError
+from harness.history import Event, merge, read_log, write_history
+from harness.plan import Op, Plan, make_plan
+from harness.scenario import Scenario
+from harness.stores.registry import StoreInfo, resolve
+from harness.targets import Target, make_target
+from harness.worker import WorkerSpec, log_path, run_worker
+
+__all__ = ["GRACE_S", "RunResult", "run"]
+
+GRACE_S = 10.0  # past the scenario's duration, stragglers (say, stuck on a lock) are killed
+
+
+class Interrupted(Exception):
+    """SIGTERM (or SIGINT) asked the run to stop; what exists is still checked and written."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    run_id: str
+    run_dir: Path
+    scenario: Scenario
+    seed: int
+    store: StoreInfo
+    result: CheckResult
+    interrupted: bool
+    reproduce: str
+    target_note: str
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.result.valid is True else 1
+
+
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def _make_run_dir(reports: Path, name: str, seed: int) -> tuple[str, Path]:
+    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{name}-seed{seed}"
+    try:
+        reports.mkdir(parents=True, exist_ok=True)
+        for n in range(1000):
+            run_id = base if n == 0 else f"{base}-{n}"
+            try:
+                (reports / run_id).mkdir()
+            except FileExistsError:
+                continue
+            (reports / run_id / "history").mkdir()
+            return run_id, reports / run_id
+    except OSError as err:
+        raise TargetError(f"cannot write run directory under {reports}: {err.strerror}") from None
+    raise TargetError(f"too many runs named {base} in {reports}")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def reproduce_command(sc: Scenario, seed: int, redis_url: str = "") -> str:
+    args = ["harness", "run", sc.source or "SCENARIO", "--seed", str(seed), "--store", sc.store,
+            "--workers", str(sc.workers), "--ops", str(sc.ops), "--duration", f"{sc.duration:g}"]
+    if redis_url:
+        args += ["--redis-url", redis_url]
+    return shlex.join(args)
+
+
+def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str = "",
+        progress: Progress | None = None) -> RunResult:
+    """Run one scenario end to end and write ``reports/<run-id>/``. Raises InputError (and
+    subclasses) for bad input or setup; everything after setup ends in a RunResult."""
+    info = resolve(scenario.store)
+    backend = scenario.backend or info.backend
+    if backend is None:
+        raise InputError(f"store {scenario.store!r} does not say its backend: set "
+                         "backend = \"sqlite\" or \"redis\" in the scenario")
+    seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(10**9)
+    plan = make_plan(scenario, seed, info.capabilities)
+    run_id, run_dir = _make_run_dir(reports, scenario.name, seed)
+    namespace = f"harness:{run_id}"
+    (run_dir / "scenario.toml").write_text(scenario.to_toml(), encoding="utf-8")
+    (run_dir / "plan.json").write_bytes(plan.to_json())
+    url = redis_url or scenario.redis.url
+    target = make_target(backend, run_dir, namespace, url, scenario.redis.persistence)
+    say = progress or (lambda _event, _data: None)
+    interrupted = False
+    started = time.monotonic()
+    with _sigterm_as_interrupt(), target:
+        say("target", {"note": target.note or target.url})
+        try:
+            _run_workers(scenario, plan, info, target, namespace, run_dir, say)
+            say("final", {})
+            _final_read(scenario, plan, info, target, namespace, run_dir)
+        except (KeyboardInterrupt, Interrupted):
+            interrupted = True
+    events = merge(read_log(p) for p in sorted((run_dir / "history").glob("*.jsonl")))
+    _refuse_unopenable(events, scenario)
+    write_history(run_dir / "history.jsonl", events)
+    say("check", {"events": len(events)})
+    result = check(events)
+    res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
+                    reproduce_command(scenario, seed, redis_url),
+                    target.note or target.url,
+                    _stats(events, time.monotonic() - started))
+    from harness.report import write_reports
+
+    write_reports(res)
+    return res
+
+
+def _refuse_unopenable(events: list[Event], sc: Scenario) -> None:
+    opens = [e for e in events if e.f == "open"]
+    if opens and not any(e.f in ("append", "read") for e in events):
+        raise TargetError(f"store {sc.store!r} could not be opened: {opens[0].error}")
+
+
+def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
+    by_type: dict[str, int] = {}
+    for e in events:
+        if e.type != "invoke":
+            by_type[e.type] = by_type.get(e.type, 0) + 1
+    invokes = sum(1 for e in events if e.type == "invoke")
+    return {"events": len(events), "ops": invokes, "completions": by_type,
+            "seconds": round(elapsed, 3)}
+
+
+def _spawn(ctx: Any, spec: WorkerSpec) -> Any:
+    p = ctx.Process(target=run_worker, args=(spec,), name=f"harness-worker-{spec.process}")
+    p.start()
+    return p
+
+
+def _reap(procs: list[Any], deadline: float, say: Progress, run_dir: Path) -> None:
+    """Wait for every worker, killing what outlives ``deadline`` (monotonic seconds)."""
+    from multiprocess.connection import wait
+
+    live = {p.sentinel: p for p in procs}
+    count = _OpCounter(run_dir)
+    last = 0.0
+    while live:
+        timeout = max(0.0, min(0.5, deadline - time.monotonic()))
+        for s in wait(list(live), timeout=timeout):
+            live.pop(s).join()
+        if time.monotonic() >= deadline:
+            _kill_all(list(live.values()))
+            live.clear()
+        if time.monotonic() - last > 0.5:
+            last = time.monotonic()
+            say("progress", {"done": len(procs) - len(live), "workers": len(procs),
+                             "ops": count()})
+
+
+class _OpCounter:
+    """Counts invokes in the growing worker logs, reading only what is new each time."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.dir = run_dir / "history"
+        self.seen: dict[Path, tuple[int, int]] = {}
+
+    def __call__(self) -> int:
+        for p in self.dir.glob("*.jsonl"):
+            off, n = self.seen.get(p, (0, 0))
+            try:
+                with open(p, "rb") as fh:
+                    fh.seek(off)
+                    data = fh.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n") + 1
+            self.seen[p] = (off + end, n + data.count(b'"type":"invoke"', 0, end))
+        return sum(n for _, n in self.seen.values())
+
+
+def _kill_all(procs: list[Any]) -> None:
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join()
+
+
+def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,
+                 run_dir: Path, say: Progress) -> None:
+    ctx = multiprocess.get_context(sc.start_method)
+    deadline_ns = time.monotonic_ns() + int(sc.duration * 1e9)
+    specs = [WorkerSpec(slot=w, process=w, ops=ops, store=info, url=target.url, namespace=ns,
+                        log_path=log_path(run_dir, w), deadline_ns=deadline_ns)
+             for w, ops in enumerate(plan.streams)]
+    procs: list[Any] = []
+    try:
+        for spec in specs:
+            procs.append(_spawn(ctx, spec))
+        say("started", {"workers": len(procs), "ops": plan.total_ops})
+        _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
+    finally:
+        _kill_all(procs)
+
+
+def _final_read(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,
+                run_dir: Path) -> None:
+    """A quiescent read of every session (and its snapshots) after all workers stopped."""
+    ops: list[Op] = []
+    for s in plan.sessions:
+        ops.append(Op("read", s))
+        if "list_snapshots" in info.capabilities:
+            ops.append(Op("list_snapshots", s))
+    spec = WorkerSpec(slot=-1, process="final", ops=tuple(ops), store=info, url=target.url,
+                      namespace=ns, log_path=log_path(run_dir, "final"),
+                      deadline_ns=time.monotonic_ns() + int(120e9))
+    p = _spawn(multiprocess.get_context(sc.start_method), spec)
+    try:
+        _reap([p], time.monotonic() + 120, lambda *_: None, run_dir)
+    finally:
+        _kill_all([p])
+
+

@@ -1,0 +1,67 @@
+"""The console summary of a run or a re-check: verdict, counts, the first violations with
+their evidence, where the report is, and the command that reproduces the run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.checker import CheckResult
+
+if TYPE_CHECKING:
+    from harness.coordinator import RunResult
+
+__all__ = ["print_check", "print_run"]
+
+SHOW = 5  # violations shown in full per kind
+
+
+def _verdict(result: CheckResult) -> str:
+    if result.valid is True:
+        return "[bold green]PASS[/]: no violation"
+    if result.valid is None:
+        return "[bold yellow]UNKNOWN[/]: the exact search ran out of budget"
+    n = len(result.violations)
+    return f"[bold red]FAIL[/]: {n} violation{'s' if n != 1 else ''}"
+
+
+def print_check(result: CheckResult, console: Console | None = None) -> None:
+    con = console or Console(highlight=False, soft_wrap=True)
+    con.print(_verdict(result))
+    if not result.violations:
+        return
+    table = Table("kind", "count", "sessions", show_edge=False)
+    for kind, n in sorted(result.counts().items()):
+        sessions = sorted({str(v.session) for v in result.violations if v.kind == kind})
+        table.add_row(kind, str(n), ", ".join(sessions[:6]) + (" …" if len(sessions) > 6 else ""))
+    con.print(table)
+    shown: dict[str, int] = {}
+    for v in result.violations:
+        if shown.get(v.kind, 0) >= SHOW:
+            continue
+        shown[v.kind] = shown.get(v.kind, 0) + 1
+        con.print(f"\n[bold red]{v.kind}[/] [dim](session {v.session})[/] {v.message}",
+                  markup=True, highlight=False)
+        for e in v.events:
+            val = repr(e.value)
+            val = val if len(val) < 100 else val[:97] + "..."
+            err = f" error={e.error!r}" if e.error else ""
+            con.print(f"    #{e.index:<6} p={e.process!s:<7} {e.type:<6} {e.f:<14} "
+                      f"{e.session or '-':<5} {val}{err}", markup=False, highlight=False)
+
+
+def print_run(res: RunResult, console: Console | None = None) -> None:
+    con = console or Console(highlight=False, soft_wrap=True)
+    sc, st = res.scenario, res.stats
+    comp = st.get("completions", {})
+    con.print(f"\n[bold]{sc.name}[/] store={res.store.spec} seed={res.seed} "
+              f"workers={sc.workers} target: {res.target_note}")
+    con.print(f"{st.get('ops', 0)} ops in {st.get('seconds', 0):.1f}s: "
+              f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
+    if res.interrupted:
+        con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
+    print_check(res.result, con)
+    con.print(f"\nreport: {res.run_dir / 'report.json'}")
+    con.print(f"reproduce: {res.reproduce}", markup=False)

@@ -1,0 +1,50 @@
+"""``report.json``: the machine-readable result of one run (or one re-check)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from harness.checker import CheckResult
+
+if TYPE_CHECKING:
+    from harness.coordinator import RunResult
+
+__all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
+
+#: Violations written in full; the counts always cover all of them.
+MAX_VIOLATIONS = 200
+
+
+def check_dict(result: CheckResult) -> dict[str, Any]:
+    d = result.to_dict()
+    total = len(d["violations"])
+    d["violations"] = d["violations"][:MAX_VIOLATIONS]
+    d["violations_total"] = total
+    return d
+
+
+def run_dict(res: RunResult) -> dict[str, Any]:
+    sc = res.scenario
+    return {
+        "run_id": res.run_id,
+        "scenario": sc.name,
+        "scenario_file": sc.source,
+        "store": res.store.spec,
+        "seed": res.seed,
+        "workers": sc.workers,
+        "ops_per_worker": sc.ops,
+        "sessions": sc.sessions,
+        "target": res.target_note,
+        "interrupted": res.interrupted,
+        "reproduce": res.reproduce,
+        "exit_code": res.exit_code,
+        "stats": res.stats,
+        "check": check_dict(res.result),
+    }
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")

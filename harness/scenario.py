@@ -1,0 +1,217 @@
+"""The Scenario value: load a TOML file, validate it, fill defaults, explain errors.
+
+A scenario is plain data (as a Jepsen test map is): which store, how many workers doing
+how many operations over how many sessions, with which op weights and payloads, against
+which target. Every error is a :class:`ScenarioError` naming the file and the key.
+
+Example::
+
+    name = "smoke"
+    store = "sqlite"
+    workers = 4
+    ops = 200            # per worker
+    sessions = 3
+    duration = 60        # seconds; workers still running then are stopped
+
+    [weights]
+    append = 6
+    read = 3
+    snapshot = 1
+    rollback = 1
+    list_snapshots = 1
+
+    [payload]
+    max_bytes = 100000   # the longest turn content
+    long_rate = 0.01     # share of appends with a long payload
+
+    [redis]
+    url = ""             # empty: a redis-server the harness starts itself
+    persistence = "always"   # always | everysec | none
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ScenarioError
+
+__all__ = ["PayloadSpec", "RedisSpec", "Scenario", "load_scenario"]
+
+DEFAULT_WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
+PERSISTENCE = ("always", "everysec", "none")
+START_METHODS = ("fork", "forkserver", "spawn")
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadSpec:
+    max_bytes: int = 100_000
+    long_rate: float = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class RedisSpec:
+    url: str = ""
+    persistence: str = "always"
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One run's parameters. ``seed=None`` means "draw one and print it"."""
+
+    name: str = "scenario"
+    description: str = ""
+    store: str = "sqlite"
+    backend: str | None = None
+    seed: int | None = None
+    workers: int = 4
+    ops: int = 200
+    sessions: int = 3
+    duration: float = 60.0
+    start_method: str = "fork"
+    weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    payload: PayloadSpec = field(default_factory=PayloadSpec)
+    redis: RedisSpec = field(default_factory=RedisSpec)
+    faults: tuple[dict[str, Any], ...] = ()
+    control: dict[str, Any] = field(default_factory=dict)
+    source: str = ""  # the file it came from, for messages
+
+    def with_overrides(self, **kw: Any) -> Scenario:
+        """A copy with the given non-None fields replaced, validated again."""
+        return validate(replace(self, **{k: v for k, v in kw.items() if v is not None}))
+
+    def to_toml(self) -> str:
+        """The scenario as TOML, so a run directory holds exactly what ran."""
+        out = []
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in ("weights", "payload", "redis", "faults", "control", "source"):
+                continue
+            if v is None:
+                continue
+            out.append(f"{f.name} = {_toml_value(v)}")
+        out.append("\n[weights]")
+        out += [f"{k} = {v}" for k, v in self.weights.items()]
+        out.append("\n[payload]")
+        out += [f"max_bytes = {self.payload.max_bytes}", f"long_rate = {self.payload.long_rate}"]
+        out.append("\n[redis]")
+        out += [f"url = {_toml_value(self.redis.url)}",
+                f"persistence = {_toml_value(self.redis.persistence)}"]
+        if self.control:
+            out.append("\n[control]")
+            out += [f"{k} = {_toml_value(v)}" for k, v in self.control.items()]
+        for fault in self.faults:
+            out.append("\n[[faults]]")
+            out += [f"{k} = {_toml_value(v)}" for k, v in fault.items()]
+        return "\n".join(out) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+_TOP = {f.name for f in fields(Scenario)} - {"source"}
+_TABLES = {"weights", "payload", "redis", "control"}
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file. Raises ScenarioError with a one-line reason."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScenarioError(f"scenario file not found: {p}") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"scenario is a directory, not a file: {p}") from None
+    except OSError as err:
+        raise ScenarioError(f"cannot read scenario {p}: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{p}: malformed TOML: {err}") from None
+    return from_dict(raw, source=str(p))
+
+
+def from_dict(raw: dict[str, Any], source: str = "<scenario>") -> Scenario:
+    """Build a Scenario from parsed TOML, rejecting unknown keys."""
+    unknown = sorted(set(raw) - _TOP)
+    if unknown:
+        raise ScenarioError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_TOP))})")
+    kw: dict[str, Any] = {k: v for k, v in raw.items() if k not in _TABLES and k != "faults"}
+    for t in _TABLES:
+        if t in raw and not isinstance(raw[t], dict):
+            raise ScenarioError(f"{source}: [{t}] must be a table")
+    if "weights" in raw:
+        kw["weights"] = dict(raw["weights"])
+    if "payload" in raw:
+        kw["payload"] = _sub(PayloadSpec, raw["payload"], "payload", source)
+    if "redis" in raw:
+        kw["redis"] = _sub(RedisSpec, raw["redis"], "redis", source)
+    if "control" in raw:
+        kw["control"] = dict(raw["control"])
+    if "faults" in raw:
+        if not isinstance(raw["faults"], list) or not all(isinstance(x, dict) for x in raw["faults"]):
+            raise ScenarioError(f"{source}: faults must be an array of tables ([[faults]])")
+        kw["faults"] = tuple(dict(x) for x in raw["faults"])
+    try:
+        sc = Scenario(source=source, **kw)
+    except TypeError as err:
+        raise ScenarioError(f"{source}: {err}") from None
+    return validate(sc)
+
+
+def _sub(cls: type, raw: dict[str, Any], table: str, source: str) -> Any:
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ScenarioError(f"{source}: unknown key {table}.{unknown[0]!r} (known: {', '.join(sorted(known))})")
+    return cls(**raw)
+
+
+def _need(ok: bool, source: str, msg: str) -> None:
+    if not ok:
+        raise ScenarioError(f"{source}: {msg}")
+
+
+def validate(sc: Scenario) -> Scenario:
+    """Check types and ranges; return the scenario unchanged or raise ScenarioError."""
+    src = sc.source or "<scenario>"
+    for name in ("workers", "ops", "sessions"):
+        v = getattr(sc, name)
+        _need(isinstance(v, int) and not isinstance(v, bool), src, f"{name} must be an integer, got {v!r}")
+    _need(sc.workers >= 1, src, f"workers must be at least 1, got {sc.workers}")
+    _need(sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
+    _need(sc.sessions >= 1, src, f"sessions must be at least 1, got {sc.sessions}")
+    _need(isinstance(sc.duration, int | float) and sc.duration > 0, src,
+          f"duration must be a positive number of seconds, got {sc.duration!r}")
+    _need(sc.seed is None or (isinstance(sc.seed, int) and sc.seed >= 0), src,
+          f"seed must be a non-negative integer, got {sc.seed!r}")
+    _need(isinstance(sc.store, str) and bool(sc.store), src, "store must be a non-empty string")
+    _need(sc.backend in (None, "sqlite", "redis"), src,
+          f"backend must be 'sqlite' or 'redis', got {sc.backend!r}")
+    _need(sc.start_method in START_METHODS, src,
+          f"start_method must be one of {', '.join(START_METHODS)}, got {sc.start_method!r}")
+    from harness.stores.base import ALL_CAPABILITIES
+
+    bad = sorted(set(sc.weights) - ALL_CAPABILITIES)
+    _need(not bad, src, f"unknown weight {bad[0] if bad else ''!r} (known: {', '.join(sorted(ALL_CAPABILITIES))})")
+    _need(all(isinstance(v, int) and v >= 0 for v in sc.weights.values()), src,
+          "weights must be non-negative integers")
+    _need(sc.weights.get("append", 0) > 0, src, "weights.append must be > 0")
+    _need(isinstance(sc.payload.max_bytes, int) and sc.payload.max_bytes >= 0, src,
+          "payload.max_bytes must be a non-negative integer")
+    _need(isinstance(sc.payload.long_rate, int | float) and 0 <= sc.payload.long_rate <= 1, src,
+          "payload.long_rate must be between 0 and 1")
+    _need(sc.redis.persistence in PERSISTENCE, src,
+          f"redis.persistence must be one of {', '.join(PERSISTENCE)}, got {sc.redis.persistence!r}")
+    return sc

@@ -1,0 +1,114 @@
+"""Resolving a store spec: built-in short names, or ``package.module:factory``.
+
+The factory is imported and called **inside each worker** as ``factory(url, namespace=ns)``
+(``namespace`` only if the factory accepts it). A factory (or the class it is) may carry
+``backend = "sqlite" | "redis"`` and ``capabilities = {...}`` attributes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import StoreSpecError
+from harness.stores.base import ALL_CAPABILITIES, OPS, MemoryStore
+
+__all__ = ["BUILTINS", "StoreInfo", "open_store", "resolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """What the harness knows of a store before any worker opens it."""
+
+    spec: str
+    target: str  # "package.module:attr"
+    backend: str | None  # "sqlite", "redis", or None when the spec does not say
+    description: str = ""
+    capabilities: frozenset[str] = field(default=ALL_CAPABILITIES)
+    expected: str | None = None  # for the zoo: the violation kind that catches it
+
+
+_Z = "harness.stores.zoo."
+BUILTINS: dict[str, StoreInfo] = {
+    s.spec: s
+    for s in (
+        StoreInfo("sqlite", "harness.stores.sqlite:SqliteStore", "sqlite",
+                  "reference SQLite store (WAL, BEGIN IMMEDIATE, snapshot tables)"),
+        StoreInfo("redis", "harness.stores.redis:RedisStore", "redis",
+                  "reference Redis store (RPUSH appends, Lua snapshot and rollback)"),
+        StoreInfo("zoo.sqlite-rollback-wipes-snapshots",
+                  _Z + "sqlite_rollback_wipes_snapshots:RollbackWipesSnapshotsStore", "sqlite",
+                  "rollback's transaction also clears the snapshots table",
+                  expected="vanished-checkpoint"),
+        StoreInfo("zoo.sqlite-max-turn-race", _Z + "sqlite_max_turn_race:MaxTurnRaceStore",
+                  "sqlite", "next turn number read as MAX+1 outside the write transaction",
+                  expected="lost-turn"),
+        StoreInfo("zoo.redis-rmw-append", _Z + "redis_rmw_append:RmwAppendStore", "redis",
+                  "append is GET, modify, SET of one JSON value (read-modify-write race)",
+                  expected="lost-turn"),
+        StoreInfo("zoo.redis-pickle-empty", _Z + "redis_pickle_empty:PickleEmptyStore",
+                  "redis", "a pickle that fails to load reads back as an empty history",
+                  expected="lost-turn"),
+        StoreInfo("zoo.redis-shared-key", _Z + "redis_shared_key:SharedKeyStore", "redis",
+                  "the history key ignores the session", expected="cross-session-bleed"),
+        StoreInfo("zoo.redis-unflushed-pipeline",
+                  _Z + "redis_unflushed_pipeline:UnflushedPipelineStore", "redis",
+                  "appends acknowledged before their pipeline is executed",
+                  expected="lost-turn"),
+    )
+}
+
+
+def _load(target: str, spec: str) -> Callable[..., Any]:
+    mod_name, _, attr = target.partition(":")
+    if not mod_name or not attr:
+        raise StoreSpecError(
+            f"unknown store {spec!r}: not a built-in (see `harness stores`) "
+            "and not of the form package.module:factory"
+        )
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as err:
+        raise StoreSpecError(f"store {spec!r}: cannot import {mod_name!r} ({err})") from err
+    try:
+        factory = getattr(mod, attr)
+    except AttributeError:
+        raise StoreSpecError(f"store {spec!r}: module {mod_name!r} has no {attr!r}") from None
+    if not callable(factory):
+        raise StoreSpecError(f"store {spec!r}: {target} is not callable")
+    return factory  # type: ignore[no-any-return]
+
+
+def resolve(spec: str) -> StoreInfo:
+    """A spec -> its StoreInfo, importing a user's factory to read its attributes.
+
+    Raises StoreSpecError (exit 2) for an unknown name or an unimportable factory."""
+    if spec in BUILTINS:
+        return BUILTINS[spec]
+    factory = _load(spec, spec)
+    caps = getattr(factory, "capabilities", None)
+    capabilities = frozenset(caps) & ALL_CAPABILITIES if caps is not None else ALL_CAPABILITIES
+    if inspect.isclass(factory) and caps is None:
+        capabilities = frozenset(op for op, m in OPS.items() if hasattr(factory, m))
+    if "append" not in capabilities:
+        raise StoreSpecError(f"store {spec!r}: it cannot append, so there is nothing to test")
+    doc = (inspect.getdoc(factory) or "").strip().splitlines()
+    return StoreInfo(spec, spec, getattr(factory, "backend", None), doc[0] if doc else "",
+                     capabilities)
+
+
+def open_store(info: StoreInfo, url: str, namespace: str) -> MemoryStore:
+    """Call the store's factory (in the calling process) with the target URL."""
+    factory = _load(info.target, info.spec)
+    try:
+        params = inspect.signature(factory).parameters
+        takes_ns = "namespace" in params or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+        )
+    except (TypeError, ValueError):
+        takes_ns = False
+    store = factory(url, namespace=namespace) if takes_ns else factory(url)
+    return store  # type: ignore[no-any-return]

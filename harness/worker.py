@@ -1,0 +1,170 @@
+"""One worker process: open the store (after the fork), run its ops, log every one.
+
+Each op is logged as ``invoke`` before it starts and ``ok`` / ``fail`` / ``info`` after
+(see :mod:`harness.history`). What an exception means is decided by :func:`classify`:
+
+- writes (append, snapshot, rollback): ``fail`` only when the op *definitely* did not take
+  effect (an unknown snapshot id, an SQLite error, which rolls the transaction back, a
+  Redis error reply); anything else (connection lost, timeout, an unexpected exception) is
+  ``info``, since it may have taken effect;
+- reads (read, list_snapshots): ``info`` when the infrastructure failed (connection,
+  timeout, a locked database), proving nothing; ``fail`` when the store raised anything
+  else or returned malformed data, which the checker reports as ``unreadable``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from harness.history import HistoryWriter, turn_token
+from harness.plan import Op
+from harness.stores.base import MemoryStore
+from harness.stores.registry import StoreInfo, open_store
+from harness.targets import set_pdeathsig
+
+__all__ = ["WorkerSpec", "classify", "run_worker"]
+
+WRITES = frozenset({"append", "snapshot", "rollback"})
+_TRANSIENT = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+
+
+class MalformedRead(Exception):
+    """A read returned something that is not a list of (role, content) strings."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """Everything a worker process needs; picklable."""
+
+    slot: int
+    process: int | str
+    ops: tuple[Op, ...]
+    store: StoreInfo
+    url: str
+    namespace: str
+    log_path: str
+    deadline_ns: int
+    start: int = 0  # index in ops to start from (a replacement process continues here)
+
+
+def classify(f: str, exc: BaseException) -> tuple[str, str]:
+    """(completion type, error string) for an exception raised by op ``f``."""
+    error = f"{type(exc).__name__}: {exc}"[:500]
+    if f in WRITES:
+        definite = isinstance(exc, LookupError | sqlite3.Error) or (
+            isinstance(exc, redis.ResponseError) and "script" not in str(exc).lower()
+        )
+        return ("fail" if definite else "info"), error
+    transient = isinstance(exc, _TRANSIENT | sqlite3.OperationalError)
+    return ("info" if transient else "fail"), error
+
+
+def _read_value(turns: Any) -> list[list[str]]:
+    if not isinstance(turns, list | tuple):
+        raise MalformedRead(f"expected a list of turns, got {type(turns).__name__}")
+    out = []
+    for t in turns:
+        if not (isinstance(t, list | tuple) and len(t) == 2
+                and isinstance(t[0], str) and isinstance(t[1], str)):
+            raise MalformedRead(f"expected (role, content) strings, got {t!r:.80}")
+        out.append([t[0], turn_token(t[1])])
+    return out
+
+
+def _ids_value(ids: Any) -> list[str]:
+    if not isinstance(ids, list | tuple) or not all(isinstance(i, str) for i in ids):
+        raise MalformedRead(f"expected a list of snapshot ids, got {ids!r:.80}")
+    return list(ids)
+
+
+class _Runner:
+    """Runs ops against one store, logging each, remembering snapshot ids per session."""
+
+    def __init__(self, store: MemoryStore, log: HistoryWriter) -> None:
+        self.store = store
+        self.log = log
+        self.known: dict[str, list[str]] = {}
+
+    def _remember(self, session: str, ids: list[str]) -> None:
+        k = self.known.setdefault(session, [])
+        k.extend(i for i in ids if i not in k)
+
+    def do(self, f: str, session: str, invoke_value: Any, call: Callable[[], Any],
+           shape: Callable[[Any], Any]) -> Any:
+        self.log.log("invoke", f, session, invoke_value)
+        try:
+            value = shape(call())
+        except MalformedRead as exc:
+            self.log.log("fail", f, session, None, f"MalformedRead: {exc}")
+            return None
+        except Exception as exc:
+            kind, error = classify(f, exc)
+            self.log.log(kind, f, session, invoke_value, error)
+            return None
+        self.log.log("ok", f, session, value)
+        return value
+
+    def run_op(self, op: Op) -> None:
+        s, st = op.session, self.store
+        if op.f == "append":
+            assert op.role is not None and op.content is not None
+            role, content = op.role, op.content
+            v = [role, turn_token(content)]
+            self.do("append", s, v, lambda: st.append(s, role, content), lambda _: v)
+        elif op.f == "read":
+            self.do("read", s, None, lambda: st.history(s), _read_value)
+        elif op.f == "snapshot":
+            sid = self.do("snapshot", s, None, lambda: st.snapshot(s), str)
+            if sid is not None:
+                self._remember(s, [sid])
+        elif op.f == "list_snapshots":
+            ids = self.do("list_snapshots", s, None, lambda: st.snapshots(s), _ids_value)
+            if ids is not None:
+                self._remember(s, ids)
+        elif op.f == "rollback":
+            if not self.known.get(s):
+                self.run_op(Op("list_snapshots", s))
+            known = self.known.get(s)
+            if known:
+                sid = known[(op.choice or 0) % len(known)]
+                self.do("rollback", s, sid, lambda: st.rollback(s, sid), lambda _: sid)
+        else:
+            raise ValueError(f"unknown op {op.f!r}")
+
+
+def run_worker(spec: WorkerSpec) -> None:
+    """Process entry point. Returns normally when its ops are done or its deadline passed."""
+    set_pdeathsig()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
+    with HistoryWriter(spec.log_path, spec.process) as log:
+        try:
+            store = open_store(spec.store, spec.url, spec.namespace)
+        except Exception as exc:  # the store cannot even open: say so in the history
+            log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
+            raise SystemExit(3) from None
+        runner = _Runner(store, log)
+        try:
+            for op in spec.ops[spec.start :]:
+                if time.monotonic_ns() > spec.deadline_ns:
+                    break
+                runner.run_op(op)
+        finally:
+            try:
+                store.close()
+            except Exception as exc:
+                log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
+
+
+def log_path(run_dir: Path, process: int | str) -> str:
+    return str(run_dir / "history" / f"{process}.jsonl")
+
+
