@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from hashlib import blake2b
 from pathlib import Path
+from time import monotonic_ns
 from typing import Any
 
 import orjson
@@ -45,6 +46,7 @@ from harness.errors import HistoryError
 
 __all__ = [
     "COMPLETIONS",
+    "TOKEN_INLINE",
     "Event",
     "HistoryWriter",
     "merge",
@@ -55,12 +57,12 @@ __all__ = [
 ]
 
 COMPLETIONS = frozenset({"ok", "fail", "info"})
-_TOKEN_INLINE = 160
+TOKEN_INLINE = 160
 
 
 def turn_token(content: str) -> str:
     """Identify a turn's content compactly: itself when short, else prefix, length and hash."""
-    if len(content) <= _TOKEN_INLINE:
+    if len(content) <= TOKEN_INLINE:
         return content
     digest = blake2b(content.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
     return f"{content[:48]}…[{len(content)}#{digest}]"
@@ -132,7 +134,7 @@ class HistoryWriter:
     ) -> None:
         rec: dict[str, Any] = {
             "index": self._index,
-            "time": time_ns if time_ns is not None else _now(),
+            "time": time_ns if time_ns is not None else monotonic_ns(),
             "process": self.process,
             "pid": self.pid,
             "type": type,
@@ -155,12 +157,6 @@ class HistoryWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _now() -> int:
-    import time
-
-    return time.monotonic_ns()
 
 
 def read_log(path: str | os.PathLike[str]) -> list[Event]:

@@ -18,20 +18,21 @@ import os
 import signal
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import redis
 
-from harness.history import HistoryWriter, turn_token
+from harness.history import TOKEN_INLINE, HistoryWriter, turn_token
 from harness.plan import Op
 from harness.stores.base import MemoryStore
 from harness.stores.registry import StoreInfo, open_store
 from harness.targets import set_pdeathsig
 
-__all__ = ["WorkerSpec", "classify", "run_worker"]
+__all__ = ["WorkerSpec", "classify", "execute", "run_worker"]
 
 WRITES = frozenset({"append", "snapshot", "rollback"})
 _TRANSIENT = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
@@ -68,16 +69,28 @@ def classify(f: str, exc: BaseException) -> tuple[str, str]:
     return ("info" if transient else "fail"), error
 
 
-def _read_value(turns: Any) -> list[list[str]]:
+def _read_value(turns: Any) -> Any:
+    """The logged value of a read: ``[[role, token], ...]``; MalformedRead if not turns.
+
+    Hot path (reads return whole sessions): validation runs as C-level passes (``map``,
+    ``set``) instead of a Python loop per turn, and short contents are logged as they are.
+    """
     if not isinstance(turns, list | tuple):
         raise MalformedRead(f"expected a list of turns, got {type(turns).__name__}")
-    out = []
-    for t in turns:
-        if not (isinstance(t, list | tuple) and len(t) == 2
-                and isinstance(t[0], str) and isinstance(t[1], str)):
-            raise MalformedRead(f"expected (role, content) strings, got {t!r:.80}")
-        out.append([t[0], turn_token(t[1])])
-    return out
+    if not turns:
+        return []
+    try:
+        if not set(map(type, turns)) <= {tuple, list} or set(map(len, turns)) != {2}:
+            raise TypeError
+        roles = list(map(itemgetter(0), turns))
+        contents = list(map(itemgetter(1), turns))
+    except TypeError:
+        raise MalformedRead(f"expected (role, content) pairs, got {turns!r:.80}") from None
+    if set(map(type, roles)) != {str} or set(map(type, contents)) != {str}:
+        raise MalformedRead(f"expected (role, content) strings, got {turns!r:.80}")
+    if max(map(len, contents)) <= TOKEN_INLINE:
+        return turns
+    return [[r, c if len(c) <= TOKEN_INLINE else turn_token(c)] for r, c in turns]
 
 
 def _ids_value(ids: Any) -> list[str]:
@@ -141,6 +154,16 @@ class _Runner:
             raise ValueError(f"unknown op {op.f!r}")
 
 
+def execute(store: MemoryStore, ops: Sequence[Op], log: HistoryWriter,
+            deadline_ns: int | None = None) -> None:
+    """Run ``ops`` in order against an open store, logging each; stop at the deadline."""
+    runner = _Runner(store, log)
+    for op in ops:
+        if deadline_ns is not None and time.monotonic_ns() > deadline_ns:
+            break
+        runner.run_op(op)
+
+
 def run_worker(spec: WorkerSpec) -> None:
     """Process entry point. Returns normally when its ops are done or its deadline passed."""
     set_pdeathsig()
@@ -151,12 +174,8 @@ def run_worker(spec: WorkerSpec) -> None:
         except Exception as exc:  # the store cannot even open: say so in the history
             log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
             raise SystemExit(3) from None
-        runner = _Runner(store, log)
         try:
-            for op in spec.ops[spec.start :]:
-                if time.monotonic_ns() > spec.deadline_ns:
-                    break
-                runner.run_op(op)
+            execute(store, spec.ops[spec.start :], log, spec.deadline_ns)
         finally:
             try:
                 store.close()

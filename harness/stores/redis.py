@@ -44,9 +44,9 @@ return 1
 
 def client(url: str, **kw: Any) -> redis.Redis:
     """A redis-py client with no hidden retries and decoded (str) replies."""
-    return redis.Redis.from_url(
-        url, decode_responses=True, retry=Retry(NoBackoff(), 0), socket_timeout=30, **kw
-    )
+    opts: dict[str, Any] = {"decode_responses": True, "retry": Retry(NoBackoff(), 0),
+                            "socket_timeout": 30, **kw}
+    return redis.Redis.from_url(url, **opts)
 
 
 def encode_turn(role: str, content: str) -> str:

@@ -1,0 +1,66 @@
+"""The ``harness`` command as a user runs it: exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=cwd, text=True,
+                          capture_output=True, timeout=300)
+
+
+def test_smoke_run_passes_and_prints_how_to_reproduce(tmp_path: Path) -> None:
+    r = harness("run", str(SCENARIOS / "smoke.toml"), "--seed", "2", "--ops", "40",
+                "--reports", str(tmp_path / "r"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "PASS" in r.stdout
+    assert "reproduce: harness run " in r.stdout and "--seed 2" in r.stdout
+    (run_dir,) = (tmp_path / "r").iterdir()
+    assert {"report.json", "history.jsonl", "scenario.toml", "plan.json"} <= {
+        p.name for p in run_dir.iterdir()}
+    again = harness("check", str(run_dir), cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_rmw_race_exits_1_naming_lost_turns(tmp_path: Path) -> None:
+    r = harness("run", str(SCENARIOS / "redis-append-race.toml"), "--store",
+                "zoo.redis-rmw-append", "--seed", "4", "--reports", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "lost-turn" in r.stdout
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["run", "missing.toml"], "scenario file not found"),
+    (["run", "{bad}", "--store", "nope"], "malformed TOML"),
+    (["run", "{smoke}", "--store", "nope"], "unknown store 'nope'"),
+    (["run", "{smoke}", "--store", "no_such_pkg.mod:make"], "cannot import"),
+    (["run", "{smoke}", "--workers", "0"], "--workers"),
+    (["run", "{smoke}", "--store", "redis", "--redis-url", "redis://127.0.0.1:1/0"],
+     "cannot reach Redis"),
+    (["run", "{smoke}", "--reports", "/proc/forbidden"], "cannot write run directory"),
+    (["check", "nowhere"], "no such file"),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], reason: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("workers = [", encoding="utf-8")
+    args = [a.format(bad=bad, smoke=SCENARIOS / "smoke.toml") for a in args]
+    r = harness(*args, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert reason in r.stderr
+    assert "Traceback" not in r.stderr
+    assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) <= 3
+
+
+def test_stores_lists_every_builtin(tmp_path: Path) -> None:
+    r = harness("stores", cwd=tmp_path)
+    assert r.returncode == 0
+    from harness.stores import BUILTINS
+
+    assert len(r.stdout.strip().splitlines()) == len(BUILTINS)

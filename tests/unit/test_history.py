@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import multiprocess
+import pytest
+
+from harness.errors import HistoryError
+from harness.history import HistoryWriter, iter_ops, merge, read_history, read_log, turn_token
+
+
+def test_turn_token_short_is_identity_long_is_distinct() -> None:
+    assert turn_token("w1.2|hi") == "w1.2|hi"
+    a, b = "x" * 5000, "x" * 4999 + "y"
+    assert turn_token(a) != turn_token(b) and len(turn_token(a)) < 100
+
+
+def test_torn_last_line_is_dropped_but_a_torn_middle_is_an_error(tmp_path: Path) -> None:
+    p = tmp_path / "0.jsonl"
+    with HistoryWriter(p, 0) as w:
+        w.log("invoke", "append", "s0", ["user", "a"])
+        w.log("ok", "append", "s0", ["user", "a"])
+    with open(p, "ab") as fh:
+        fh.write(b'{"index": 2, "time": 5, "proc')
+    assert [e.type for e in read_log(p)] == ["invoke", "ok"]
+    p.write_bytes(p.read_bytes() + b'\n{"index": 3}\n')
+    with pytest.raises(HistoryError, match="not a history event"):
+        read_log(p)
+
+
+def _writer(path: str, n: int) -> None:
+    with HistoryWriter(path, 1) as w:
+        for i in range(n):
+            w.log("invoke", "append", "s0", ["user", f"w1.{i}|"])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_sigkill_loses_nothing_written(tmp_path: Path) -> None:
+    p = tmp_path / "1.jsonl"
+    proc = multiprocess.get_context("fork").Process(target=_writer, args=(str(p), 2000))
+    proc.start()
+    proc.join()
+    assert proc.exitcode == -signal.SIGKILL
+    events = read_log(p)
+    assert [e.value[1] for e in events] == [f"w1.{i}|" for i in range(2000)]
+
+
+def test_merge_orders_by_time_and_pairs_ops(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    with HistoryWriter(a, 0) as w:
+        w.log("invoke", "read", "s0", time_ns=1)
+        w.log("ok", "read", "s0", [], time_ns=4)
+        w.log("invoke", "append", "s0", ["user", "x"], time_ns=5)
+    with HistoryWriter(b, 1) as w:
+        w.log("invoke", "append", "s0", ["user", "y"], time_ns=2)
+        w.log("info", "append", "s0", ["user", "y"], "ConnectionError: gone", time_ns=3)
+    events = read_history(tmp_path)
+    assert [e.time for e in events] == [1, 2, 3, 4, 5]
+    assert [e.index for e in events] == list(range(5))
+    pairs = list(iter_ops(events))
+    assert [(i.f, c.type if c else None) for i, c in pairs] == [
+        ("read", "ok"), ("append", "info"), ("append", None)]
+    assert merge([]) == []
