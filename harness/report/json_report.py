@@ -19,7 +19,7 @@ MAX_VIOLATIONS = 200
 
 
 def check_dict(result: CheckResult) -> dict[str, Any]:
-    d = result.to_dict()
+    d: dict[str, Any] = result.to_dict()
     total = len(d["violations"])
     d["violations"] = d["violations"][:MAX_VIOLATIONS]
     d["violations_total"] = total

@@ -8,7 +8,7 @@ can apply a non-idempotent RPUSH twice (LIBRARY-FACTS.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import redis
 from redis.backoff import NoBackoff
@@ -77,7 +77,8 @@ class RedisStore:
         self.r.rpush(self._k(session, "turns"), encode_turn(role, content))
 
     def history(self, session: str) -> list[tuple[str, str]]:
-        return [decode_turn(x) for x in self.r.lrange(self._k(session, "turns"), 0, -1)]
+        raw = cast(list[str], self.r.lrange(self._k(session, "turns"), 0, -1))
+        return [decode_turn(x) for x in raw]
 
     def snapshot(self, session: str) -> str:
         keys = [self._k(session, "turns"), self._k(session, "snaps"), self._k(session, "snapseq")]
@@ -93,7 +94,7 @@ class RedisStore:
             raise
 
     def snapshots(self, session: str) -> list[str]:
-        return list(self.r.lrange(self._k(session, "snaps"), 0, -1))
+        return cast(list[str], self.r.lrange(self._k(session, "snaps"), 0, -1))
 
     def close(self) -> None:
         self.r.close()

@@ -64,3 +64,25 @@ def test_stores_lists_every_builtin(tmp_path: Path) -> None:
     from harness.stores import BUILTINS
 
     assert len(r.stdout.strip().splitlines()) == len(BUILTINS)
+
+
+def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(SCENARIOS / "smoke.toml"), "--ops", "1000000",
+         "--duration", "120", "--reports", str(tmp_path)], cwd=tmp_path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not any(p.stat().st_size > 10_000 for p in tmp_path.glob("*/history/*.jsonl")):
+        assert time.monotonic() < deadline and proc.poll() is None, "the run never started"
+        time.sleep(0.05)  # awaiting the workers' first events: a file has no event to wait on
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out + err
+    assert "interrupted" in out
+    (run_dir,) = tmp_path.iterdir()
+    report = __import__("json").loads((run_dir / "report.json").read_text())
+    assert report["interrupted"] is True and report["stats"]["ops"] > 100

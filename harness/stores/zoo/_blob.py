@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from harness.errors import SnapshotNotFound
 from harness.stores.redis import client
 
@@ -19,6 +21,9 @@ class BlobRedisStore:
     def _k(self, session: str, what: str) -> str:
         return f"{self.ns}:{session}:{what}"
 
+    def _get(self, key: str) -> bytes | None:
+        return cast(bytes | None, self.r.get(key))
+
     def load(self, raw: bytes | None) -> list[tuple[str, str]]:
         raise NotImplementedError
 
@@ -27,12 +32,12 @@ class BlobRedisStore:
 
     def append(self, session: str, role: str, content: str) -> None:
         key = self._k(session, "blob")
-        turns = self.load(self.r.get(key))
+        turns = self.load(self._get(key))
         turns.append((role, content))
         self.r.set(key, self.dump(turns))
 
     def history(self, session: str) -> list[tuple[str, str]]:
-        return self.load(self.r.get(self._k(session, "blob")))
+        return self.load(self._get(self._k(session, "blob")))
 
     def snapshot(self, session: str) -> str:
         sid = str(self.r.incr(self._k(session, "snapseq")))
@@ -48,7 +53,7 @@ class BlobRedisStore:
         self.r.set(self._k(session, "blob"), raw)
 
     def snapshots(self, session: str) -> list[str]:
-        return [x.decode() for x in self.r.lrange(self._k(session, "snaps"), 0, -1)]
+        return [x.decode() for x in cast(list[bytes], self.r.lrange(self._k(session, "snaps"), 0, -1))]
 
     def close(self) -> None:
         self.r.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from typing import Any
+from typing import Any, cast
 
 import redis
 
@@ -54,8 +54,8 @@ class PickleEmptyStore(BlobRedisStore):
         with self.r.pipeline() as pipe:
             while True:
                 try:
-                    pipe.watch(key)
-                    turns = self.load(pipe.get(key))
+                    pipe.watch(key)  # type: ignore[no-untyped-call]
+                    turns = self.load(cast(bytes | None, pipe.get(key)))
                     turns.append((role, content))
                     pipe.multi()
                     pipe.set(key, self.dump(turns))

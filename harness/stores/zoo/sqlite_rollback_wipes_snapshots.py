@@ -9,8 +9,8 @@ listings come back empty. Caught as ``vanished-checkpoint``.
 
 from __future__ import annotations
 
-from harness.stores.sqlite import SqliteStore, _immediate
 from harness.errors import SnapshotNotFound
+from harness.stores.sqlite import SqliteStore, _immediate
 
 
 class RollbackWipesSnapshotsStore(SqliteStore):
