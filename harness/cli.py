@@ -19,7 +19,7 @@ from harness.errors import HarnessError, InputError
 
 __all__ = ["main"]
 
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _fail(msg: str, code: int = 2) -> None:
@@ -51,9 +51,16 @@ def cli() -> None:
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("--controlled", is_flag=True, help="Controlled mode: one worker steps at a "
+              "time, at every SQL statement or Redis command, in an order drawn from the seed.")
+@click.option("--strategy", type=click.Choice(["pct", "random", "rr"]),
+              help="Controlled mode's stepping strategy (default pct); implies --controlled.")
+@click.option("--schedules", type=click.IntRange(min=1), help="Controlled mode: try seeds "
+              "N, N+1, ... until one finds a violation, at most this many; implies --controlled.")
 def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
         sessions: int | None, duration: float | None, store: str | None, redis_url: str,
-        reports: Path, quiet: bool) -> None:
+        reports: Path, quiet: bool, controlled: bool, strategy: str | None,
+        schedules: int | None) -> None:
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
     the history. Writes reports/<run-id>/ and prints the command that reproduces it."""
     from harness.coordinator import run as run_scenario
@@ -64,14 +71,54 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
         sc = load_scenario(scenario).with_overrides(
             seed=seed, workers=workers, ops=ops, sessions=sessions, duration=duration,
             store=store)
+        sc = _with_control(sc, controlled, strategy, schedules)
         with _progress(quiet) as say:
-            res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say)
+            if sc.control.get("enabled"):
+                res = _search(sc, reports, redis_url, say)
+            else:
+                res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say)
     except InputError as err:
         _fail(str(err))
     except HarnessError as err:
         _fail(str(err))
     print_run(res)
     sys.exit(res.exit_code)
+
+
+def _with_control(sc: Any, controlled: bool, strategy: str | None,
+                  schedules: int | None) -> Any:
+    """The scenario with the command line's controlled-mode options applied."""
+    if not (controlled or strategy or schedules):
+        return sc
+    control = {**sc.control, "enabled": True}
+    if strategy:
+        control["strategy"] = strategy
+    if schedules:
+        control["schedules"] = schedules
+    return sc.with_overrides(control=control)
+
+
+def _search(sc: Any, reports: Path, redis_url: str, say: Any) -> Any:
+    """Controlled runs over seeds N, N+1, ... until a violation (``[control] schedules``)."""
+    import random
+
+    from harness.control import control_spec
+    from harness.replay import search
+
+    spec = control_spec(sc)
+    if sc.seed is None:
+        sc = sc.with_overrides(seed=random.SystemRandom().randrange(10**9))
+
+    def attempt(i: int, res: Any) -> None:
+        if spec.schedules > 1:
+            c = res.stats.get("control", {})
+            verdict = ", ".join(f"{k} x{n}" for k, n in res.result.counts().items())
+            err_console.print(f"schedule {i + 1}/{spec.schedules}: seed {res.seed}, "
+                              f"{spec.strategy}, {c.get('decisions', 0)} steps: "
+                              f"{verdict or 'no violation'}")
+
+    return search(sc, schedules=spec.schedules, reports=reports, redis_url=redis_url,
+                  progress=say, on_attempt=attempt)
 
 
 class _progress:

@@ -72,7 +72,7 @@ def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> Non
     import time
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", str(SCENARIOS / "smoke.toml"), "--ops", "1000000",
+        [sys.executable, "-m", "harness", "run", str(SCENARIOS / "smoke.toml"), "--ops", "30000",
          "--duration", "120", "--reports", str(tmp_path)], cwd=tmp_path, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
@@ -85,4 +85,4 @@ def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> Non
     assert "interrupted" in out
     (run_dir,) = tmp_path.iterdir()
     report = __import__("json").loads((run_dir / "report.json").read_text())
-    assert report["interrupted"] is True and report["stats"]["ops"] > 100
+    assert report["interrupted"] is True and report["stats"]["ops"] > 20
