@@ -31,3 +31,4 @@ def sqlite_url(tmp_path: Path) -> str:
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
+pytest_plugins = ["pytester"]

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import harness
+
+
+def test_all_is_honest() -> None:
+    assert sorted(harness.__all__) == sorted(set(harness.__all__))
+    for name in harness.__all__:
+        assert getattr(harness, name) is not None
+
+
+def test_harness_run_fixture(pytester: object) -> None:
+    from pathlib import Path
+
+    smoke = Path(__file__).resolve().parents[2] / "scenarios" / "smoke.toml"
+    pytester.makepyfile(  # type: ignore[attr-defined]
+        f"""
+        def test_smoke(harness_run):
+            res = harness_run({str(smoke)!r}, ops=15, seed=1)
+            assert res.exit_code == 0 and res.result.valid is True
+        """
+    )
+    result = pytester.runpytest_subprocess("-q")  # type: ignore[attr-defined]
+    result.assert_outcomes(passed=1)
