@@ -21,7 +21,7 @@ import orjson
 from harness.scenario import Scenario
 from harness.stores.base import ALL_CAPABILITIES
 
-__all__ = ["Op", "Plan", "make_plan", "session_names"]
+__all__ = ["FAULT_DEFAULTS", "Op", "Plan", "fault_schedule", "make_plan", "session_names"]
 
 ROLES = ("user", "assistant", "tool", "system")
 _WORDS = ("memory", "turn", "agent", "rollback", "snapshot", "tool_call", "ok", "the", "a")
@@ -69,28 +69,38 @@ def _op_dict(op: Op) -> dict[str, Any]:
     return {k: v for k, v in asdict(op).items() if v is not None}
 
 
-def session_names(n: int) -> tuple[str, ...]:
-    return tuple(f"s{i}" for i in range(n))
+def session_names(n: int, ops: int = 0, lifetime: int = 0) -> tuple[str, ...]:
+    """Every session a plan may touch: ``s<i>``, then ``s<i>.<g>`` for generation g >= 1
+    when sessions are retired every ``lifetime`` ops of a worker."""
+    generations = (max(ops, 1) - 1) // lifetime + 1 if lifetime else 1
+    return tuple(_session(i, g) for g in range(generations) for i in range(n))
+
+
+def _session(slot: int, generation: int) -> str:
+    return f"s{slot}" if generation == 0 else f"s{slot}.{generation}"
 
 
 def make_plan(
     scenario: Scenario, seed: int, capabilities: frozenset[str] = ALL_CAPABILITIES
 ) -> Plan:
     """The plan for ``scenario`` under ``seed``, using only ops in ``capabilities``."""
-    sessions = session_names(scenario.sessions)
+    sessions = session_names(scenario.sessions, scenario.ops, scenario.session_lifetime)
     weights = [(f, w) for f, w in scenario.weights.items() if w > 0 and f in capabilities]
     streams = tuple(
-        _stream(random.Random(f"{seed}:worker:{w}"), w, scenario, sessions, weights)
+        _stream(random.Random(f"{seed}:worker:{w}"), w, scenario, weights)
         for w in range(scenario.workers)
     )
-    return Plan(seed=seed, sessions=sessions, streams=streams, faults=scenario.faults)
+    explicit = scenario.control.get("streams")
+    if explicit:  # an explicit plan (a shrunk repro): the ops are given, not drawn
+        streams = tuple(tuple(Op(**o) for o in s) for s in explicit)
+    return Plan(seed=seed, sessions=sessions, streams=streams,
+                faults=fault_schedule(scenario, seed))
 
 
 def _stream(
     rng: random.Random,
     worker: int,
     scenario: Scenario,
-    sessions: tuple[str, ...],
     weights: list[tuple[str, int]],
 ) -> tuple[Op, ...]:
     names = [f for f, _ in weights]
@@ -98,7 +108,10 @@ def _stream(
     ops: list[Op] = []
     for n in range(scenario.ops):
         f = rng.choices(names, cum)[0]
-        session = rng.choice(sessions)
+        # Sessions are retired after ``session_lifetime`` ops of each worker (all workers
+        # move on at about the same time), so reads stay bounded on long runs.
+        generation = n // scenario.session_lifetime if scenario.session_lifetime else 0
+        session = _session(rng.randrange(scenario.sessions), generation)
         if f == "append":
             payload = _payload(rng, scenario.payload.max_bytes, scenario.payload.long_rate)
             ops.append(Op("append", session, rng.choice(ROLES), f"w{worker}.{n}|{payload}"))
@@ -128,3 +141,53 @@ def _payload(rng: random.Random, max_bytes: int, long_rate: float) -> str:
     if kind == 5:
         return "\n".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 8))) + "\r\n"
     return '{"tool": "search", "args": {"q": "it\'s \\"quoted\\""}}'
+
+
+#: What a ``[[faults]]`` table leaves out, per kind (seconds).
+FAULT_DEFAULTS: dict[str, dict[str, float]] = {
+    "pause": {"duration": 1.0},
+    "disconnect": {"stall": 0.05},
+    "disk-full": {"duration": 0.5},
+    "lock-hold": {"duration": 1.0},
+}
+_AIMED = ("kill", "pause", "disconnect")  # faults aimed at one worker slot
+
+
+def fault_schedule(scenario: Scenario, seed: int) -> tuple[dict[str, Any], ...]:
+    """The scenario's ``[[faults]]`` rules as timed faults, sorted by time.
+
+    Each fault is ``{"id", "kind", "at", ...}``: ``at`` in seconds after the workers
+    started; ``worker`` (the slot) for kill, pause and disconnect; ``duration`` or
+    ``stall`` where the kind has one. ``every = P`` puts one fault at a random point of
+    each period of P seconds from ``start`` until ``stop`` (default: the scenario's
+    duration) or ``count`` faults. Example: ``{kind="kill", every=0.5}`` over 2 s gives
+    4 kills, each of a worker drawn from the seed."""
+    out: list[dict[str, Any]] = []
+    for n, rule in enumerate(scenario.faults):
+        rng = random.Random(f"{seed}:faults:{n}")
+        kind = rule["kind"]
+        params = {**FAULT_DEFAULTS.get(kind, {}),
+                  **{k: v for k, v in rule.items() if k in ("duration", "stall")}}
+        for at in _fault_times(rng, rule, scenario.duration):
+            fault: dict[str, Any] = {"kind": kind, "at": round(at, 6), **params}
+            if kind in _AIMED:
+                fault["worker"] = rule.get("worker", rng.randrange(scenario.workers))
+            out.append(fault)
+    out.sort(key=lambda f: (f["at"], f["kind"]))
+    return tuple({"id": i, **f} for i, f in enumerate(out))
+
+
+def _fault_times(rng: random.Random, rule: dict[str, Any], duration: float) -> list[float]:
+    if "at" in rule:
+        return [float(rule["at"])] if rule["at"] < duration else []
+    every, start = float(rule["every"]), float(rule.get("start", 0.0))
+    stop = min(float(rule.get("stop", duration)), duration)
+    times: list[float] = []
+    k = 0
+    while len(times) < rule.get("count", 1 << 30):
+        t = start + k * every + rng.uniform(0.0, every)
+        if t >= stop:
+            break
+        times.append(t)
+        k += 1
+    return times

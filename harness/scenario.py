@@ -11,6 +11,8 @@ Example::
     workers = 4
     ops = 200            # per worker
     sessions = 3
+    session_lifetime = 250   # ops (per worker) before each session is retired and a fresh
+                             # one takes its place, as conversations end; 0 = never
     duration = 60        # seconds; workers still running then are stopped
 
     [weights]
@@ -27,6 +29,11 @@ Example::
     [redis]
     url = ""             # empty: a redis-server the harness starts itself
     persistence = "always"   # always | everysec | none
+
+    [[faults]]           # any number of these; what each kind does: harness.nemesis
+    kind = "kill"        # kill | pause | disconnect | restart | disk-full | lock-hold
+    every = 0.5          # seconds (or at = 1.0 for one fault); with every: start, stop, count
+    worker = 1           # kill, pause, disconnect: the slot (default: drawn from the seed)
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from typing import Any
 
 from harness.errors import ScenarioError
 
-__all__ = ["PayloadSpec", "RedisSpec", "Scenario", "load_scenario"]
+__all__ = ["FAULT_KINDS", "PayloadSpec", "RedisSpec", "Scenario", "load_scenario"]
 
 DEFAULT_WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 PERSISTENCE = ("always", "everysec", "none")
@@ -69,6 +76,7 @@ class Scenario:
     workers: int = 4
     ops: int = 200
     sessions: int = 3
+    session_lifetime: int = 250
     duration: float = 60.0
     start_method: str = "fork"
     weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -108,15 +116,22 @@ class Scenario:
         return "\n".join(out) + "\n"
 
 
+#: TOML basic-string escapes: quote, backslash and every control character but tab.
+_ESCAPES = {**{c: f"\\u{c:04x}" for c in [*range(0x20), 0x7F] if c != 0x09},
+            0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n"}
+
+
 def _toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int | float):
         return repr(v)
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        return '"' + v.translate(_ESCAPES) + '"'
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):  # an inline table (control.streams holds op tables)
+        return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot write {v!r} as TOML")
 
 
@@ -186,12 +201,13 @@ def _need(ok: bool, source: str, msg: str) -> None:
 def validate(sc: Scenario) -> Scenario:
     """Check types and ranges; return the scenario unchanged or raise ScenarioError."""
     src = sc.source or "<scenario>"
-    for name in ("workers", "ops", "sessions"):
+    for name in ("workers", "ops", "sessions", "session_lifetime"):
         v = getattr(sc, name)
         _need(isinstance(v, int) and not isinstance(v, bool), src, f"{name} must be an integer, got {v!r}")
     _need(sc.workers >= 1, src, f"workers must be at least 1, got {sc.workers}")
     _need(sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
     _need(sc.sessions >= 1, src, f"sessions must be at least 1, got {sc.sessions}")
+    _need(sc.session_lifetime >= 0, src, f"session_lifetime must be >= 0, got {sc.session_lifetime}")
     _need(isinstance(sc.duration, int | float) and sc.duration > 0, src,
           f"duration must be a positive number of seconds, got {sc.duration!r}")
     _need(sc.seed is None or (isinstance(sc.seed, int) and sc.seed >= 0), src,
@@ -214,4 +230,74 @@ def validate(sc: Scenario) -> Scenario:
           "payload.long_rate must be between 0 and 1")
     _need(sc.redis.persistence in PERSISTENCE, src,
           f"redis.persistence must be one of {', '.join(PERSISTENCE)}, got {sc.redis.persistence!r}")
+    from harness.control.spec import control_spec
+
+    control_spec(sc)  # the [control] table (controlled mode)
+    for n, fault in enumerate(sc.faults):
+        _validate_fault(fault, sc.workers, f"{src}: faults[{n}]")
     return sc
+
+
+#: Fault kinds (``[[faults]]`` tables) and the keys each takes besides ``kind`` and the
+#: timing keys; what each does is in :mod:`harness.nemesis`.
+FAULT_KINDS: dict[str, frozenset[str]] = {
+    "kill": frozenset({"worker"}),
+    "pause": frozenset({"worker", "duration"}),
+    "disconnect": frozenset({"worker", "stall"}),
+    "restart": frozenset(),
+    "disk-full": frozenset({"duration"}),
+    "lock-hold": frozenset({"duration"}),
+}
+FAULT_TIMING = frozenset({"at", "every", "start", "stop", "count"})
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _validate_fault(fault: dict[str, Any], workers: int, where: str) -> None:
+    """One ``[[faults]]`` table: a known kind, its own keys only, sane numbers."""
+    kind = fault.get("kind")
+    if kind not in FAULT_KINDS:
+        raise ScenarioError(f"{where}: unknown fault kind {kind!r} "
+                            f"(known: {', '.join(FAULT_KINDS)})")
+    known = FAULT_KINDS[kind] | FAULT_TIMING | {"kind"}
+    unknown = sorted(set(fault) - known)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key {unknown[0]!r} for a {kind} fault "
+                            f"(known: {', '.join(sorted(known))})")
+    if ("at" in fault) == ("every" in fault):
+        raise ScenarioError(f"{where}: a {kind} fault needs exactly one of at = SECONDS "
+                            "or every = SECONDS")
+    if "at" in fault:
+        extra = sorted(set(fault) & {"start", "stop", "count"})
+        _need(not extra, where, f"{extra[0] if extra else ''!r} goes with every, not at")
+        _need(_number(fault["at"]) and fault["at"] >= 0, where,
+              f"at must be a number of seconds >= 0, got {fault['at']!r}")
+    else:
+        _validate_every(fault, where)
+    if "worker" in fault:
+        w = fault["worker"]
+        _need(isinstance(w, int) and not isinstance(w, bool) and 0 <= w < workers, where,
+              f"worker must be a worker slot from 0 to {workers - 1}, got {w!r}")
+    if "duration" in fault:
+        _need(_number(fault["duration"]) and fault["duration"] > 0, where,
+              f"duration must be a positive number of seconds, got {fault['duration']!r}")
+    if "stall" in fault:
+        _need(_number(fault["stall"]) and 0 <= fault["stall"] <= 1, where,
+              f"stall must be between 0 and 1 second, got {fault['stall']!r}")
+
+
+def _validate_every(fault: dict[str, Any], where: str) -> None:
+    _need(_number(fault["every"]) and fault["every"] >= 0.01, where,
+          f"every must be a number of seconds >= 0.01, got {fault['every']!r}")
+    start = fault.get("start", 0)
+    _need(_number(start) and start >= 0, where,
+          f"start must be a number of seconds >= 0, got {start!r}")
+    if "stop" in fault:
+        _need(_number(fault["stop"]) and fault["stop"] > start, where,
+              f"stop must be a number of seconds after start, got {fault['stop']!r}")
+    if "count" in fault:
+        c = fault["count"]
+        _need(isinstance(c, int) and not isinstance(c, bool) and c >= 1, where,
+              f"count must be an integer >= 1, got {c!r}")

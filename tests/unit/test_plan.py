@@ -38,3 +38,14 @@ def test_payloads_are_varied() -> None:
 def test_only_capabilities_are_planned() -> None:
     plan = make_plan(SC, 1, frozenset({"append", "read"}))
     assert {o.f for s in plan.streams for o in s} == {"append", "read"}
+
+
+def test_sessions_are_retired_so_reads_stay_bounded() -> None:
+    sc = Scenario(workers=2, ops=1000, sessions=2, session_lifetime=250)
+    plan = make_plan(sc, 1)
+    assert plan.sessions == ("s0", "s1", "s0.1", "s1.1", "s0.2", "s1.2", "s0.3", "s1.3")
+    for stream in plan.streams:
+        assert {o.session for o in stream[:250]} <= {"s0", "s1"}
+        assert {o.session for o in stream[750:]} <= {"s0.3", "s1.3"}
+    forever = make_plan(Scenario(workers=1, ops=1000, sessions=2, session_lifetime=0), 1)
+    assert forever.sessions == ("s0", "s1")
