@@ -48,6 +48,8 @@ def cli() -> None:
 @click.option("--redis-url", metavar="URL", default="",
               help="Use this external Redis (keys under a run namespace, never flushed) "
                    "instead of starting a redis-server.")
+@click.option("--allow-destructive-faults", is_flag=True, help="Let faults that destroy "
+              "server state (restart) run against the external --redis-url; refused without.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
@@ -60,7 +62,7 @@ def cli() -> None:
 def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
         sessions: int | None, duration: float | None, store: str | None, redis_url: str,
         reports: Path, quiet: bool, controlled: bool, strategy: str | None,
-        schedules: int | None) -> None:
+        schedules: int | None, allow_destructive_faults: bool = False) -> None:
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
     the history. Writes reports/<run-id>/ and prints the command that reproduces it."""
     from harness.coordinator import run as run_scenario
@@ -76,7 +78,8 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
             if sc.control.get("enabled"):
                 res = _search(sc, reports, redis_url, say)
             else:
-                res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say)
+                res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say,
+                                   allow_destructive_faults=allow_destructive_faults)
     except InputError as err:
         _fail(str(err))
     except HarnessError as err:
@@ -182,6 +185,75 @@ def stores_cmd() -> None:
     for name, info in BUILTINS.items():
         caught = f"  [caught as {info.expected}]" if info.expected else ""
         click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+
+
+_RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
+
+
+@cli.command("replay")
+@click.argument("run_dir", type=_RUN_DIR)
+@click.option("--from", "source", type=click.Choice(["trace", "seed"]), default="trace",
+              show_default=True, help="Follow the recorded grants, or draw them again from "
+              "the seed.")
+@click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Replay this many times, comparing each with the original.")
+@click.option("--redis-url", metavar="URL", default="", help="As for `run`.")
+@click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("reports"), show_default=True, help="Where run directories go.")
+def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: Path) -> None:
+    """Run a controlled run again from its trace (or seed) and say how faithfully it
+    replays: the same history up to times, the same violations. Exit code as for `run`."""
+    from harness.replay import compare_runs, replay
+    from harness.report import print_run, write_json
+
+    faithful = 0
+    try:
+        for i in range(runs):
+            res = replay(run_dir, source=source, reports=reports, redis_url=redis_url)
+            fid = compare_runs(run_dir, res.run_dir)
+            write_json(res.run_dir / "fidelity.json",
+                       {"original": str(run_dir), "source": source, **fid.to_dict()})
+            faithful += fid.faithful
+            click.echo(f"replay {i + 1}/{runs} from the {source}: {res.run_dir}")
+            click.echo(f"  {'faithful' if fid.faithful else 'NOT FAITHFUL'}: {fid.line()}")
+    except HarnessError as err:
+        _fail(str(err))
+    click.echo(f"fidelity: {faithful}/{runs} replays gave the same history and violations")
+    print_run(res)
+    sys.exit(res.exit_code)
+
+
+@cli.command("shrink")
+@click.argument("run_dir", type=_RUN_DIR)
+@click.option("--kind", help="The violation kind to keep (default: the one the store is "
+              "known for, else the run's most frequent).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where repro.toml and the test go (default: RUN_DIR).")
+@click.option("--max-runs", type=click.IntRange(min=1), default=300, show_default=True,
+              help="At most this many candidate runs.")
+@click.option("--budget", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds of shrinking at most.")
+@click.option("--redis-url", metavar="URL", default="", help="As for `run`.")
+def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
+               budget: float, redis_url: str) -> None:
+    """Minimize a failing run (workers, ops, sessions, scheduling steps) while it still
+    fails with the same violation kind; write repro.toml and test_repro_<kind>.py."""
+    from harness.shrink import shrink
+
+    try:
+        r = shrink(run_dir, kind=kind, out=out, max_runs=max_runs, budget_s=budget,
+                   redis_url=redis_url, say=lambda m: err_console.print(m))
+    except HarnessError as err:
+        _fail(str(err))
+    o, c = r.original, r.case
+    click.echo(f"{r.kind}: {len(o.streams)} workers, {o.ops} ops, {o.sessions} sessions, "
+               f"{len(o.trace)} steps -> {len(c.streams)} workers, {c.ops} ops, "
+               f"{c.sessions} sessions, {len(c.trace)} steps "
+               f"({r.runs} runs, {r.seconds:.1f} s)")
+    click.echo(f"wrote {r.repro}\nwrote {r.test}")
+    if r.reference is not None:
+        click.echo(f"on the reference store {r.reference!r} it "
+                   f"{'passes' if r.reference_passes else 'STILL FAILS'}")
 
 
 def main(argv: list[str] | None = None) -> None:

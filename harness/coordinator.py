@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import multiprocess
-import orjson
 
 from harness.checker import CheckResult, check
+from harness.control import control_stats, controller_for
 from harness.errors import InputError, TargetError
 from harness.history import Event, merge, read_log, write_history
+from harness.nemesis import Board, Nemesis, Slots, check_faults, fault_summary
 from harness.plan import Op, Plan, make_plan
 from harness.scenario import Scenario
 from harness.stores.registry import StoreInfo, resolve
+from harness.supervise import Supervisor
 from harness.targets import Target, make_target
 from harness.worker import WorkerSpec, log_path, run_worker
 
@@ -91,13 +93,16 @@ def reproduce_command(sc: Scenario, seed: int, redis_url: str = "") -> str:
             "--workers", str(sc.workers), "--ops", str(sc.ops), "--duration", f"{sc.duration:g}"]
     if redis_url:
         args += ["--redis-url", redis_url]
+    if sc.control.get("enabled"):  # the same seed gives the same interleaving
+        args += ["--controlled", "--strategy", str(sc.control.get("strategy", "pct"))]
     return shlex.join(args)
 
 
 def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str = "",
-        progress: Progress | None = None) -> RunResult:
+        progress: Progress | None = None, allow_destructive_faults: bool = False) -> RunResult:
     """Run one scenario end to end and write ``reports/<run-id>/``. Raises InputError (and
-    subclasses) for bad input or setup; everything after setup ends in a RunResult."""
+    subclasses) for bad input or setup; everything after setup ends in a RunResult.
+    ``allow_destructive_faults`` lets a restart fault hit an external Redis."""
     info = resolve(scenario.store)
     backend = scenario.backend or info.backend
     if backend is None:
@@ -105,19 +110,22 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
                          "backend = \"sqlite\" or \"redis\" in the scenario")
     seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(10**9)
     plan = make_plan(scenario, seed, info.capabilities)
+    url = redis_url or scenario.redis.url
+    check_faults(plan.faults, backend, external=backend == "redis" and bool(url),
+                 allow_destructive=allow_destructive_faults)
     run_id, run_dir = _make_run_dir(reports, scenario.name, seed)
     namespace = f"harness:{run_id}"
     (run_dir / "scenario.toml").write_text(scenario.to_toml(), encoding="utf-8")
     (run_dir / "plan.json").write_bytes(plan.to_json())
-    url = redis_url or scenario.redis.url
     target = make_target(backend, run_dir, namespace, url, scenario.redis.persistence)
     say = progress or (lambda _event, _data: None)
     interrupted = False
     started = time.monotonic()
-    with _sigterm_as_interrupt(), target:
+    with Supervisor() as supervisor, _sigterm_as_interrupt(), target:
         say("target", {"note": target.note or target.url})
         try:
-            _run_workers(scenario, plan, info, target, namespace, run_dir, say)
+            _run_workers(scenario, plan, info, target, namespace, run_dir, say,
+                         allow_destructive_faults)
             say("final", {})
             _final_read(scenario, plan, info, target, namespace, run_dir)
         except (KeyboardInterrupt, Interrupted):
@@ -130,7 +138,8 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
                     reproduce_command(scenario, seed, redis_url),
                     target.note or target.url,
-                    _stats(events, time.monotonic() - started))
+                    _stats(events, time.monotonic() - started) | control_stats(run_dir)
+                    | _chaos_stats(events, plan, supervisor))
     from harness.report import write_reports
 
     write_reports(res)
@@ -141,6 +150,14 @@ def _refuse_unopenable(events: list[Event], sc: Scenario) -> None:
     opens = [e for e in events if e.f == "open"]
     if opens and not any(e.f in ("append", "read") for e in events):
         raise TargetError(f"store {sc.store!r} could not be opened: {opens[0].error}")
+
+
+def _chaos_stats(events: list[Event], plan: Plan, supervisor: Supervisor) -> dict[str, Any]:
+    """Where the faults landed, and what every process used (and whether any is left)."""
+    out = {"resources": supervisor.report(events)}
+    if plan.faults:
+        out["faults"] = fault_summary(events, plan.faults)
+    return out
 
 
 def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
@@ -159,17 +176,22 @@ def _spawn(ctx: Any, spec: WorkerSpec) -> Any:
     return p
 
 
-def _reap(procs: list[Any], deadline: float, say: Progress, run_dir: Path) -> None:
-    """Wait for every worker, killing what outlives ``deadline`` (monotonic seconds)."""
+def _reap(procs: list[Any], deadline: float, say: Progress, run_dir: Path,
+          nemesis: Nemesis | None = None) -> None:
+    """Wait for every worker, killing what outlives ``deadline`` (monotonic seconds),
+    applying the ``nemesis``'s faults when they are due (replacements are waited for too)."""
     from multiprocess.connection import wait
 
     live = {p.sentinel: p for p in procs}
     count = _OpCounter(run_dir)
     last = 0.0
     while live:
-        timeout = max(0.0, min(0.5, deadline - time.monotonic()))
+        wake = deadline if nemesis is None else min(deadline, nemesis.next_due())
+        timeout = max(0.0, min(0.5, wake - time.monotonic()))
         for s in wait(list(live), timeout=timeout):
             live.pop(s).join()
+        for p in nemesis.tick() if nemesis is not None else ():
+            live[p.sentinel] = p
         if time.monotonic() >= deadline:
             _kill_all(list(live.values()))
             live.clear()
@@ -209,20 +231,54 @@ def _kill_all(procs: list[Any]) -> None:
 
 
 def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,
-                 run_dir: Path, say: Progress) -> None:
+                 run_dir: Path, say: Progress, allow_destructive: bool = False) -> None:
     ctx = multiprocess.get_context(sc.start_method)
     deadline_ns = time.monotonic_ns() + int(sc.duration * 1e9)
     specs = [WorkerSpec(slot=w, process=w, ops=ops, store=info, url=target.url, namespace=ns,
                         log_path=log_path(run_dir, w), deadline_ns=deadline_ns)
              for w, ops in enumerate(plan.streams)]
     procs: list[Any] = []
+    ctl = controller_for(sc, plan)  # controlled mode; None in free mode (the default)
+    if ctl is not None:
+        from dataclasses import replace
+
+        specs = [replace(s, control=ctl.attach) for s in specs]
+    nemesis = None
+    if ctl is None and plan.faults:
+        specs, nemesis = _nemesis(plan, specs, procs, ctx, target, run_dir, allow_destructive)
     try:
         for spec in specs:
             procs.append(_spawn(ctx, spec))
         say("started", {"workers": len(procs), "ops": plan.total_ops})
-        _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
+        if ctl is not None:
+            ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S)
+        elif nemesis is None:
+            _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
+        else:
+            with nemesis:
+                _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir, nemesis)
     finally:
         _kill_all(procs)
+        if ctl is not None:
+            ctl.write(run_dir)
+            ctl.close()
+
+
+def _nemesis(plan: Plan, specs: list[WorkerSpec], procs: list[Any], ctx: Any, target: Target,
+             run_dir: Path, allow_destructive: bool) -> tuple[list[WorkerSpec], Nemesis]:
+    """The worker specs, now sharing a board, and the free-mode nemesis of a plan with
+    faults; a killed slot's replacement gets a new process number."""
+    from dataclasses import replace
+
+    board = Board(ctx, len(specs))
+    specs = [replace(s, board=board) for s in specs]
+
+    def respawn(slot: int, process: int, start: int) -> Any:
+        return _spawn(ctx, replace(specs[slot], process=process, start=start,
+                                   log_path=log_path(run_dir, process)))
+
+    slots = Slots(procs, [len(s) for s in plan.streams], board, respawn)
+    return specs, Nemesis(plan.faults, target, run_dir, slots, ctx, allow_destructive)
 
 
 def _final_read(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,

@@ -14,7 +14,6 @@ Each op is logged as ``invoke`` before it starts and ``ok`` / ``fail`` / ``info`
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import time
@@ -55,6 +54,8 @@ class WorkerSpec:
     log_path: str
     deadline_ns: int
     start: int = 0  # index in ops to start from (a replacement process continues here)
+    control: Any = None  # controlled mode: a harness.control.Attach (None: free mode)
+    board: Any = None  # faults: a harness.nemesis.Board (progress, disk-full switch)
 
 
 def classify(f: str, exc: BaseException) -> tuple[str, str]:
@@ -168,6 +169,11 @@ def run_worker(spec: WorkerSpec) -> None:
     """Process entry point. Returns normally when its ops are done or its deadline passed."""
     set_pdeathsig()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
+    ctl = None
+    if spec.control is not None:  # controlled mode: points in sqlite3/redis-py, then wait
+        from harness.control.hooks import attach
+
+        ctl = attach(spec.control, spec.slot)
     with HistoryWriter(spec.log_path, spec.process) as log:
         try:
             store = open_store(spec.store, spec.url, spec.namespace)
@@ -175,12 +181,17 @@ def run_worker(spec: WorkerSpec) -> None:
             log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
             raise SystemExit(3) from None
         try:
-            execute(store, spec.ops[spec.start :], log, spec.deadline_ns)
+            ops = spec.ops[spec.start :] if ctl is None else ctl.ops(spec.ops, spec.start)
+            if spec.board is not None:  # faults: mark progress, honour the disk-full switch
+                ops = spec.board.track(ops, spec.slot, spec.start)
+            execute(store, ops, log, spec.deadline_ns)
         finally:
             try:
                 store.close()
             except Exception as exc:
                 log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
+    if ctl is not None:
+        ctl.done()
 
 
 def log_path(run_dir: Path, process: int | str) -> str:

@@ -54,7 +54,8 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
     try:
         yield
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls back by itself after some errors (SQLITE_FULL)
+            conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 

@@ -1,0 +1,209 @@
+"""The exact checker: per session, search for a linearization of its ops within a budget.
+
+Complete where the fast checker is only sound: a session is valid iff some order of its
+ops that respects real time makes every result what the model (:mod:`~harness.checker.model`)
+says. Partitioned per session (sessions are independent), searched by
+:mod:`~harness.checker.search`. Past the time budget the verdict is unknown (``valid``
+None), never a pass. A session that has no linearization gets one violation whose kind is
+read off the op the search could not place and the state it expected there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from harness.checker.checkpoints import NOT_FOUND
+from harness.checker.evidence import Reporter
+from harness.checker.model import Op
+from harness.checker.ops import INF, SessionOps, describe, group_by_session, short
+from harness.checker.paths import read_tokens
+from harness.checker.result import CheckResult
+from harness.checker.search import Outcome, search
+from harness.history import Event
+
+__all__ = ["check_exact", "merge_results", "session_ops"]
+
+
+def check_exact(
+    events: Sequence[Event], *, budget_s: float = 30.0, skip: Collection[str] = ()
+) -> CheckResult:
+    """Search every session (but those in ``skip``) for a linearization, ``budget_s``
+    seconds in all. ``valid`` is False if some session has none (or has an unreadable
+    read), None if some session could not be decided in time, else True."""
+    t0 = time.monotonic()
+    deadline = t0 + budget_s
+    sessions, n_ops = group_by_session(events)
+    rep = Reporter()
+    unknown: list[str] = []
+    searched = explored = 0
+    for name, so in sessions.items():
+        if name in skip:
+            continue
+        if time.monotonic() > deadline:
+            unknown.append(name)
+            continue
+        ops = session_ops(so, rep)
+        out = search(ops, deadline)
+        searched += 1
+        explored += out.explored
+        if out.ok is None:
+            unknown.append(name)
+        elif out.ok is False:
+            _explain(name, ops, out, rep)
+    valid: bool | None = rep.count() == 0
+    if valid and unknown:
+        valid = None
+    stats: dict[str, Any] = {
+        "checker": "exact",
+        "ops": n_ops,
+        "sessions": len(sessions),
+        "sessions_searched": searched,
+        "sessions_unknown": sorted(unknown),
+        "states_explored": explored,
+        "budget_s": budget_s,
+        "seconds": round(time.monotonic() - t0, 6),
+        "violations_by_kind": dict(rep.totals),
+    }
+    return CheckResult(valid=valid, violations=rep.violations(), stats=stats)
+
+
+def merge_results(fast: CheckResult, exact: CheckResult) -> CheckResult:
+    """The fast checker's verdict refined by the exact one: False if either found a
+    violation, else None if the exact search was cut short, else True."""
+    violations = fast.violations + exact.violations
+    valid: bool | None = not violations
+    if valid and exact.valid is None:
+        valid = None
+    stats = dict(fast.stats)
+    stats["exact"] = exact.stats
+    return CheckResult(valid=valid, violations=violations, stats=stats)
+
+
+def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
+    """The session's ops as the search sees them; unreadable reads and listings are
+    reported to ``rep`` and left out."""
+    ops: list[Op] = []
+
+    def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
+            out: Any = None) -> None:
+        ops.append(Op(len(ops), kind, inv.time, hi, arg, out, inv, comp))
+
+    for inv, comp in so.appends:
+        v = inv.value
+        if (comp is None or comp.type != "fail") and read_tokens([v]) is not None:
+            add("append", inv, comp, _hi(comp), arg=v[1])
+    for inv, comp in so.reads:
+        if comp is not None and comp.type in ("ok", "fail"):
+            toks = read_tokens(comp.value) if comp.type == "ok" else None
+            if toks is None:
+                _unreadable(so.session, "read", inv, comp, rep)
+            else:
+                add("read", inv, comp, comp.time, out=tuple(toks))
+    created = _snapshot_ops(so, add)
+    referenced = _rollback_ops(so, add)
+    for inv, comp in so.lists:
+        if comp is not None and comp.type in ("ok", "fail"):
+            v = comp.value
+            ok = comp.type == "ok" and type(v) is list and all(type(x) is str for x in v)
+            if not ok:
+                _unreadable(so.session, "list_snapshots", inv, comp, rep)
+            else:
+                referenced.update(v)
+                add("list", inv, comp, comp.time, out=frozenset(v))
+    unexplained = tuple(sorted(referenced - created))
+    return [
+        Op(o.id, o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
+        if o.kind == "snapshot?" else o
+        for o in ops
+    ]
+
+
+def _hi(comp: Event | None) -> int:
+    return comp.time if comp is not None and comp.type == "ok" else INF
+
+
+def _snapshot_ops(so: SessionOps, add: Any) -> set[str]:
+    created: set[str] = set()
+    for inv, comp in so.snapshots:
+        if comp is not None and comp.type == "fail":
+            continue
+        if comp is not None and comp.type == "ok" and type(comp.value) is str:
+            created.add(comp.value)
+            add("snapshot", inv, comp, comp.time, out=comp.value)
+        else:
+            add("snapshot?", inv, comp, INF)
+    return created
+
+
+def _rollback_ops(so: SessionOps, add: Any) -> set[str]:
+    referenced: set[str] = set()
+    for inv, comp in so.rollbacks:
+        sid = inv.value
+        if type(sid) is not str:
+            continue
+        if comp is None or comp.type not in ("ok", "fail"):
+            referenced.add(sid)
+            add("rollback?", inv, comp, INF, arg=sid)
+        elif comp.type == "ok":
+            referenced.add(sid)
+            add("rollback", inv, comp, comp.time, arg=sid)
+        elif NOT_FOUND.match(comp.error or ""):
+            add("rollback-missing", inv, comp, comp.time, arg=sid)
+    return referenced
+
+
+def _unreadable(session: str, what: str, inv: Event, comp: Event, rep: Reporter) -> None:
+    how = f"raised {comp.error or 'an error'}" if comp.type == "fail" else "returned malformed data"
+    rep.add(
+        "unreadable",
+        session,
+        (what, comp.index),
+        f"The {what} of session {session!r} by {describe(comp)} {how}.",
+        [inv, comp],
+        blame=comp,
+    )
+
+
+def _explain(session: str, ops: list[Op], out: Outcome, rep: Reporter) -> None:
+    op = out.stuck
+    assert op is not None and out.state is not None
+    turns, snaps = out.state
+    kind, detail = _kind(op, turns, {k for k, _ in snaps}, ops)
+    who = describe(op.comp) if op.comp is not None else f"op {op.id}"
+    rep.add(
+        kind,
+        session,
+        ("exact", op.id),
+        f"No order of the {len(ops)} operations on session {session!r} that respects real "
+        f"time explains their results: after placing {out.depth} of them the search could "
+        f"not place the {op.kind.rstrip('?')} by {who}, which {detail}.",
+        [op.inv, op.comp],
+        blame=op.comp,
+    )
+
+
+def _kind(op: Op, turns: tuple[str, ...], ids: set[str], ops: list[Op]) -> tuple[str, str]:
+    if op.kind == "read":
+        got = op.out
+        missing = [t for t in turns if t not in got]
+        extra = [t for t in got if t not in turns]
+        detail = f"returned {_seq(got)} where the model holds {_seq(turns)}"
+        rb = any(o.kind.startswith("rollback") and o.kind != "rollback-missing" for o in ops)
+        if not missing and not extra:
+            return "reordered-turns", detail
+        if missing:
+            return ("bad-rollback" if rb else "lost-turn"), detail
+        return ("bad-rollback" if rb else "phantom-turn"), detail
+    if op.kind in ("list", "rollback-missing", "snapshot"):
+        return "vanished-checkpoint", f"is inconsistent with the snapshots {_seq(sorted(ids))}"
+    if op.kind == "rollback":
+        return "bad-rollback", f"targets {short(op.arg)}, which the model does not hold"
+    return "lost-turn", "cannot precede the results that followed it"
+
+
+def _seq(xs: Any, limit: int = 6) -> str:
+    xs = list(xs)
+    body = ", ".join(short(x, 24) for x in xs[:limit])
+    return f"[{body}{', …' if len(xs) > limit else ''}] ({len(xs)} items)"

@@ -1,0 +1,89 @@
+"""The model of a memory store's session: a pure ``INIT``/``step`` pair (Porcupine style).
+
+State: the turns (tokens, oldest first) and the snapshots (id -> turns), both immutable.
+``step(state, op)`` returns every state the op can lead to given what it returned: none if
+the result is impossible in ``state``, several when an op's outcome is unknown (an ``info``
+snapshot may have created any id that something later refers to, or a fresh one).
+
+Semantics (DESIGN.md): append adds at the end; snapshot records the current turns under a
+new id; rollback makes the turns the snapshot's and removes no snapshot; list_snapshots
+returns the session's ids. An op whose outcome is unknown (``info``, or never completed)
+may take effect at any point after its invocation, or never, which the search expresses by
+giving it no return time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from harness.history import Event
+
+__all__ = ["INIT", "Op", "State", "step"]
+
+Turns = tuple[str, ...]
+Snaps = tuple[tuple[str, Turns], ...]
+#: ``(turns, snapshots sorted by id)``
+State = tuple[Turns, Snaps]
+
+INIT: State = ((), ())
+
+#: Op kinds: append; read (ok); snapshot (ok, known id); snapshot? (outcome unknown);
+#: rollback (ok); rollback? (outcome unknown); rollback-missing (failed: "not found");
+#: list (ok list_snapshots).
+KINDS = ("append", "read", "snapshot", "snapshot?", "rollback", "rollback?", "rollback-missing",
+         "list")
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One operation of a session as the search sees it.
+
+    ``arg``: the token (append), the target id (rollbacks) or the ids an unknown snapshot
+    may have created (``snapshot?``). ``out``: the tokens read (a tuple), the id created, or
+    the ids listed (a frozenset). ``hi`` is ``ops.INF`` when the op has no return."""
+
+    id: int
+    kind: str
+    lo: int
+    hi: int
+    arg: Any = None
+    out: Any = None
+    inv: Event | None = None
+    comp: Event | None = None
+
+
+def _get(snaps: Snaps, sid: str) -> Turns | None:
+    for k, v in snaps:
+        if k == sid:
+            return v
+    return None
+
+
+def _put(snaps: Snaps, sid: str, turns: Turns) -> Snaps:
+    return tuple(sorted((*snaps, (sid, turns))))
+
+
+def step(state: State, op: Op) -> list[State]:
+    """Every state ``op`` can lead to from ``state`` given its result (empty: impossible)."""
+    turns, snaps = state
+    kind = op.kind
+    if kind == "append":
+        return [((*turns, op.arg), snaps)]
+    if kind == "read":
+        return [state] if turns == op.out else []
+    if kind == "snapshot":
+        return [] if _get(snaps, op.out) is not None else [(turns, _put(snaps, op.out, turns))]
+    if kind == "snapshot?":
+        ids = [sid for sid in op.arg if _get(snaps, sid) is None] + [f"?{op.id}"]
+        return [(turns, _put(snaps, sid, turns)) for sid in ids]
+    if kind == "list":
+        return [state] if frozenset(k for k, _ in snaps) == op.out else []
+    target = _get(snaps, op.arg)
+    if kind == "rollback":
+        return [] if target is None else [(target, snaps)]
+    if kind == "rollback?":
+        return [state] if target is None else [(target, snaps)]
+    if kind == "rollback-missing":
+        return [state] if target is None else []
+    raise ValueError(f"unknown op kind {kind!r}")

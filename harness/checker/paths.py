@@ -1,0 +1,271 @@
+"""Pass 1 of the fast checker: the tree of turns that every read of a session is a path of.
+
+The invariant it rests on (tokens unique, appends, snapshots and rollbacks atomic): the
+turns that precede turn ``t`` in *any* state that contains ``t`` are exactly the state just
+before ``t`` was appended. Proof sketch: appends only add after ``t``; a rollback to a
+snapshot holding ``t`` restores a state that, by induction on time, has that same prefix.
+So all reads of a correct store are root paths of one tree in which each turn has one
+parent, and two reads that disagree about what precedes a turn prove a violation.
+
+The tree is built incrementally, reads in completion order. A read that is a prefix of an
+already verified read costs one C-level list comparison; only turns new to the tree are
+checked one by one (provenance, role, appended-after-the-read, order against real time),
+so each turn is checked once however many reads show it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from harness.checker.evidence import Reporter
+from harness.checker.ops import NEG, Pair, describe, short
+from harness.checker.turns import COMP, HI, INV, LO, ROLE, Owners, TurnIndex
+from harness.history import Event
+
+__all__ = ["BAD", "CLEAN", "CONFLICT", "Obs", "PathTree", "read_tokens"]
+
+#: Status of an observed read: a verified path / disagrees with the tree / has bad turns.
+CLEAN, CONFLICT, BAD = 0, 1, 2
+
+#: ``(read invoke, read ok, value as a list of [role, token] lists)``.
+Obs = tuple[Event, Event, list[Any]]
+
+#: ``(number of the read that defined it, position, max invoke time over its path)``.
+Node = tuple[int, int, int]
+
+
+def read_tokens(v: object) -> list[str] | None:
+    """The tokens of a read value, or None if it is not a list of ``[role, token]`` strings."""
+    if type(v) is not list and type(v) is not tuple:
+        return None
+    toks: list[str] = []
+    for item in v:
+        if (type(item) is not list and type(item) is not tuple) or len(item) != 2:
+            return None
+        role, tok = item
+        if type(role) is not str or type(tok) is not str:
+            return None
+        toks.append(tok)
+    return toks
+
+
+class PathTree:
+    """Builds the session's tree from its reads (:meth:`build`) and reports what a read
+    proves on its own: ``unreadable``, ``duplicate-turn``, ``phantom-turn``,
+    ``cross-session-bleed`` and ``reordered-turns`` against real time. Disagreements
+    between reads are kept in ``conflicts`` and reported by :meth:`report_conflicts`
+    after pass 2, unless a more precise violation already blames one of the reads."""
+
+    def __init__(self, session: str, turns: TurnIndex, owners: Owners, rep: Reporter) -> None:
+        self.session = session
+        self.turns = turns
+        self.owners = owners
+        self.rep = rep
+        self.nodes: dict[str, Node] = {}
+        self.obs: list[Obs] = []
+        self.status: list[int] = []
+        #: ``(read number, position, token)`` where a read's path left the tree.
+        self.conflicts: list[tuple[int, int, str]] = []
+
+    def build(self, reads: Sequence[Pair]) -> None:
+        """Pass 1 over the session's reads (in completion order)."""
+        nodes, obs, status = self.nodes, self.obs, self.status
+        degraded = self.turns.ambiguous
+        for inv, comp in reads:
+            if comp is None or comp.type != "ok":
+                if comp is not None and comp.type == "fail":
+                    self._unreadable(inv, comp, f"raised {comp.error or 'an error'}")
+                continue
+            v = comp.value
+            if not degraded and type(v) is list:
+                n = len(v)
+                if n == 0:
+                    obs.append((inv, comp, v))
+                    status.append(CLEAN)
+                    continue
+                last = v[-1]
+                if type(last) is list and len(last) == 2 and type(last[1]) is str:
+                    node = nodes.get(last[1])
+                    if node is not None and node[1] == n - 1:
+                        ref = obs[node[0]][2]
+                        if ref is v or ref[:n] == v:
+                            obs.append((inv, comp, v))
+                            status.append(CLEAN)
+                            continue
+            self._slow(inv, comp, v)
+
+    # -- the slow path: a read with turns new to the tree ---------------------------------
+
+    def _slow(self, inv: Event, comp: Event, v: Any) -> None:
+        toks = read_tokens(v)
+        if toks is None:
+            self._unreadable(inv, comp, "returned malformed data")
+            return
+        if type(v) is not list or any(type(x) is not list for x in v):
+            v = [list(x) for x in v]
+        rno = len(self.obs)
+        self.obs.append((inv, comp, v))
+        self.status.append(CLEAN)
+        bad = self._check_duplicates(inv, comp, toks)
+        k = 0 if self.turns.ambiguous else self._verified(v, toks)
+        bad = self._check_turns(inv, comp, v, toks, k) or bad
+        if bad or self.turns.ambiguous:
+            self.status[rno] = BAD
+            return
+        nodes = self.nodes
+        for i in range(k, len(toks)):
+            if toks[i] in nodes:
+                self.status[rno] = CONFLICT
+                self.conflicts.append((rno, i, toks[i]))
+                return
+        recs = self.turns.recs
+        ml = nodes[toks[k - 1]][2] if k else NEG
+        for i in range(k, len(toks)):
+            t = toks[i]
+            lo = recs[t][LO]
+            if lo > ml:
+                ml = lo
+            nodes[t] = (rno, i, ml)
+
+    def _verified(self, v: list[Any], toks: list[str]) -> int:
+        """The length of the longest prefix of ``v`` that is already a path of the tree
+        (prefixes of a path are paths, so galloping then bisecting finds it)."""
+        n = len(toks)
+        if self._is_path(v, toks, n):
+            return n
+        good, bad, step = 0, n, 1
+        cand = n - 1
+        while cand > 0:
+            if self._is_path(v, toks, cand):
+                good = cand
+                break
+            bad = cand
+            cand -= step
+            step *= 2
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            if self._is_path(v, toks, mid):
+                good = mid
+            else:
+                bad = mid
+        return good
+
+    def _is_path(self, v: list[Any], toks: list[str], k: int) -> bool:
+        if k == 0:
+            return True
+        node = self.nodes.get(toks[k - 1])
+        if node is None or node[1] != k - 1:
+            return False
+        ref = self.obs[node[0]][2]
+        return bool(ref[:k] == v[:k])
+
+    def _check_duplicates(self, inv: Event, comp: Event, toks: list[str]) -> bool:
+        if len(set(toks)) == len(toks):
+            return False
+        bad = False
+        for tok, n in Counter(toks).items():
+            if n > 1 and n > self.turns.allowed(tok):
+                bad = True
+                app = self.turns.recs.get(tok)
+                self.rep.add(
+                    "duplicate-turn",
+                    self.session,
+                    tok,
+                    f"The read by {describe(comp)} shows turn {short(tok)} {n} times, but it "
+                    f"was appended {'once' if app else 'never'} to session {self.session!r}.",
+                    [app[INV] if app else None, app[COMP] if app else None, inv, comp],
+                    blame=comp,
+                )
+        return bad
+
+    def _check_turns(
+        self, inv: Event, comp: Event, v: list[Any], toks: list[str], k: int
+    ) -> bool:
+        """Check the turns of ``v`` from position ``k`` on; True if any is bad."""
+        recs = self.turns.recs
+        nodes = self.nodes
+        bad = False
+        ml = nodes[toks[k - 1]][2] if k else NEG
+        for i in range(k, len(toks)):
+            t = toks[i]
+            rec = recs.get(t)
+            if rec is None:
+                self._unknown(inv, comp, t)
+                bad = True
+                continue
+            if rec[ROLE] != v[i][0] and t not in self.turns.multi:
+                self._phantom(inv, comp, t, f"with role {v[i][0]!r}, but it was appended "
+                              f"with role {rec[ROLE]!r}", rec[INV])
+                bad = True
+            if rec[LO] > comp.time:
+                self._phantom(inv, comp, t, "although its append was invoked only after that "
+                              "read completed", rec[INV])
+                bad = True
+            if ml > rec[HI]:
+                self._order(inv, comp, toks, i)
+                bad = True
+            if rec[LO] > ml:
+                ml = rec[LO]
+        return bad
+
+    # -- reporting ------------------------------------------------------------------------
+
+    def _unreadable(self, inv: Event, comp: Event, what: str) -> None:
+        self.rep.add(
+            "unreadable",
+            self.session,
+            ("read", comp.index),
+            f"The read of session {self.session!r} by {describe(comp)} {what}.",
+            [inv, comp],
+            blame=comp,
+        )
+
+    def _phantom(self, inv: Event, comp: Event, tok: str, why: str, app: Event | None) -> None:
+        self.rep.add(
+            "phantom-turn",
+            self.session,
+            tok,
+            f"The read by {describe(comp)} shows turn {short(tok)} {why}.",
+            [app, inv, comp],
+            blame=comp,
+        )
+
+    def _unknown(self, inv: Event, comp: Event, tok: str) -> None:
+        other = self.owners.of(tok)
+        if other is not None:
+            name, (ainv, acomp) = other
+            self.rep.add(
+                "cross-session-bleed",
+                self.session,
+                tok,
+                f"Turn {short(tok)} was appended to session {name!r} by {describe(ainv)}, "
+                f"but the read of session {self.session!r} by {describe(comp)} shows it.",
+                [ainv, acomp, inv, comp],
+                blame=comp,
+            )
+            return
+        failed = self.turns.failed.get(tok)
+        if failed is not None:
+            why = f"although its append by {describe(failed[0])} failed"
+            self._phantom(inv, comp, tok, why, failed[1] or failed[0])
+        else:
+            self._phantom(inv, comp, tok, "that nobody appended", None)
+
+    def _order(self, inv: Event, comp: Event, toks: list[str], i: int) -> None:
+        recs = self.turns.recs
+        t = toks[i]
+        hi = recs[t][HI]
+        a = next(x for x in toks[:i] if recs[x][LO] > hi)
+        ra, rt = recs[a], recs[t]
+        self.rep.add(
+            "reordered-turns",
+            self.session,
+            (a, t),
+            f"Turn {short(t)} was acknowledged at event {rt[COMP].index if rt[COMP] else '?'}"
+            f" before turn {short(a)} was appended by {describe(ra[INV])}, yet the read by "
+            f"{describe(comp)} shows {short(a)} before {short(t)}.",
+            [rt[INV], rt[COMP], ra[INV], inv, comp],
+            blame=comp,
+        )

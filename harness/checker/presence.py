@@ -1,0 +1,260 @@
+"""Pass 2 of the fast checker: turns a read must contain, and turns it must not.
+
+A turn ``t`` has a *witness*: its append's ok, or the first read that showed it, whichever
+completed first. ``P(t)`` is when the witness completed (t was in the session by then) and
+``W(t)`` the earliest moment after which its presence is proven (the append's invoke, or
+the later of that read's invoke and the append's invoke).
+
+A read R must contain ``t`` when ``P(t) < R.lo`` and every rollback that can be the last
+before R (:mod:`harness.checker.rollbacks`) either completed before ``W(t)`` (then it ran
+before t was there: the *post* set, checked with one slice of the turns sorted by ``W``)
+or restores a snapshot that certainly holds ``t``. Since a snapshot observes the state as a
+read does, "certainly holds" is the same rule applied to the snapshot op (``K``).
+A miss of the first kind is a ``lost-turn``, of the second a ``bad-rollback``.
+
+After a rollback that is certainly the last before R and completed before R began, the
+turns appended after its snapshot and before it are *doomed*: R showing one is a
+``bad-rollback`` too.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Collection, Iterable
+from operator import itemgetter
+
+from harness.checker.evidence import Reporter
+from harness.checker.ops import INF, NEG, describe, short
+from harness.checker.paths import BAD, PathTree
+from harness.checker.rollbacks import Rollback, RollbackIndex
+from harness.checker.turns import COMP, INV, LO
+from harness.history import Event
+
+__all__ = ["Presence"]
+
+_token = itemgetter(1)
+#: A read missing more turns than this is reported once, for the read.
+_PER_TOKEN = 3
+
+
+class Presence:
+    """Pass 2 over one session; :meth:`check` reports what it finds."""
+
+    def __init__(
+        self, session: str, tree: PathTree, rbi: RollbackIndex | None, rep: Reporter
+    ) -> None:
+        self.session = session
+        self.tree = tree
+        self.recs = tree.turns.recs
+        self.rbi = rbi if rbi else None
+        self.rep = rep
+        self.P: dict[str, int] = {}
+        self.W: dict[str, int] = {}
+        self.seen_by: dict[str, int] = {}
+        self._witnesses()
+        self._kept: dict[str, frozenset[str]] = {}
+        self._doomed: dict[int, set[str]] = {}
+        if self.rbi is not None:
+            self._compute_kept()
+
+    def _witnesses(self) -> None:
+        P, W, seen_by = self.P, self.W, self.seen_by
+        nodes, obs = self.tree.nodes, self.tree.obs
+        for t, rec in self.recs.items():
+            lo, hi = rec[0], rec[1]
+            node = nodes.get(t)
+            if node is not None:
+                rinv, rcomp, _ = obs[node[0]]
+                if hi <= rcomp.time:
+                    P[t] = hi
+                    W[t] = lo
+                else:
+                    P[t] = rcomp.time
+                    W[t] = rinv.time if rinv.time > lo else lo
+                    seen_by[t] = node[0]
+            elif hi != INF:
+                P[t] = hi
+                W[t] = lo
+        self.wtok = sorted(W, key=W.__getitem__)
+        self.wlo = list(map(W.__getitem__, self.wtok))
+
+    # -- what a snapshot certainly holds ----------------------------------------------------
+
+    def _compute_kept(self) -> None:
+        """``K`` for every snapshot some rollback targets, in completion order (a snapshot
+        whose ``K`` is needed before it is known counts as holding nothing)."""
+        assert self.rbi is not None
+        ids = {rb[2] for rb in self.rbi.ok + self.rbi.maybe if rb[2] in self.rbi.snaps}
+        snaps = sorted(
+            ((sid, self.rbi.snaps[sid]) for sid in ids if sid is not None),
+            key=lambda x: x[1][1].time if x[1][1] is not None else INF,
+        )
+        for sid, (inv, comp) in snaps:
+            assert comp is not None
+            self._kept[sid] = frozenset(self._must_hold(inv.time, comp.time))
+
+    def _must_hold(self, lo: int, hi: int) -> set[str]:
+        z, cands = self.rbi.candidates(lo, hi) if self.rbi else (NEG, [])
+        f = max((c[1] for c in cands), default=NEG)
+        P = self.P
+        out: set[str] = set()
+        if f < lo:
+            i = bisect_right(self.wlo, f)
+            j = bisect_left(self.wlo, lo)
+            out = {t for t in self.wtok[i:j] if P[t] < lo}
+        kept = self._kept_by(cands)
+        if kept:
+            out.update(kept if z != NEG else (t for t in kept if P[t] < lo))
+        return out
+
+    def _kept_by(self, cands: list[Rollback]) -> frozenset[str] | None:
+        """Turns every candidate's snapshot certainly holds (None: nothing is certain)."""
+        if not cands:
+            return None
+        acc: frozenset[str] | None = None
+        for c in cands:
+            k = self._kept.get(c[2]) if c[2] is not None else None
+            if not k:
+                return None
+            acc = k if acc is None else acc & k
+            if not acc:
+                return None
+        return acc
+
+    # -- the reads --------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Check every read of the session that pass 1 did not already reject."""
+        status = self.tree.status
+        P = self.P
+        wlo, wtok = self.wlo, self.wtok
+        rbi = self.rbi
+        for rno, (inv, comp, v) in enumerate(self.tree.obs):
+            if status[rno] == BAD:
+                continue
+            lo, hi = inv.time, comp.time
+            vset = set(map(_token, v))
+            if rbi is None:
+                j = bisect_left(wlo, lo)
+                if j and not vset.issuperset(wtok[:j]):
+                    miss = [t for t in wtok[:j] if P[t] < lo and t not in vset]
+                    self._lost(rno, miss, None)
+                continue
+            z, cands = rbi.candidates(lo, hi)
+            f = max((c[1] for c in cands), default=NEG)
+            if f < lo:
+                i = bisect_right(wlo, f)
+                j = bisect_left(wlo, lo)
+                if j > i and not vset.issuperset(wtok[i:j]):
+                    miss = [t for t in wtok[i:j] if P[t] < lo and t not in vset]
+                    self._lost(rno, miss, max(cands, key=itemgetter(1)) if cands else None)
+            kept = self._kept_by(cands)
+            if kept and not vset.issuperset(kept):
+                miss = [t for t in kept - vset if z != NEG or P[t] < lo]
+                self._bad_rollback(rno, sorted(miss, key=self.W.__getitem__), cands)
+            if len(cands) == 1 and cands[0][1] < lo:
+                doomed = self._doomed_by(cands[0])
+                if doomed and not vset.isdisjoint(doomed):
+                    self._zombie(rno, cands[0], sorted(doomed & vset, key=self.W.__getitem__))
+
+    def _doomed_by(self, rb: Rollback) -> set[str]:
+        """Turns appended after rb's snapshot and before rb: gone once rb took effect."""
+        key = rb[3].index
+        d = self._doomed.get(key)
+        if d is None:
+            d = set()
+            snap = self.rbi.snapshot_of(rb) if self.rbi else None
+            if snap is not None and snap[1] is not None:
+                shi, rlo, P = snap[1].time, rb[0], self.P
+                d = {t for t, rec in self.recs.items() if rec[LO] > shi and P.get(t, INF) < rlo}
+            self._doomed[key] = d
+        return d
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def _witness_events(self, t: str) -> tuple[list[Event | None], str]:
+        rno = self.seen_by.get(t)
+        if rno is not None:
+            inv, comp, _ = self.tree.obs[rno]
+            return [inv, comp], f"was seen by the read of {describe(comp)}"
+        rec = self.recs[t]
+        comp2 = rec[COMP]
+        return [rec[INV], comp2], f"was acknowledged by {describe(comp2 or rec[INV])}"
+
+    def _lost(self, rno: int, miss: list[str], last: Rollback | None) -> None:
+        miss = [t for t in miss if not self.rep.has("lost-turn", self.session, t)]
+        if not miss:
+            return
+        miss.sort(key=self.W.__getitem__)
+        inv, comp, _ = self.tree.obs[rno]
+        why = (
+            f"no rollback on session {self.session!r} could run in between"
+            if last is None
+            else f"the last rollback that could precede the read ({describe(last[3])}) "
+            f"completed before the turn was there"
+        )
+        rb_events = [] if last is None else [last[3], last[4]]
+        report = miss if len(miss) <= _PER_TOKEN else miss[:1]
+        for t in report:
+            wev, wsay = self._witness_events(t)
+            more = f" (nor {len(miss) - 1} other such turns)" if len(report) < len(miss) else ""
+            self.rep.add(
+                "lost-turn",
+                self.session,
+                t,
+                f"Turn {short(t)} {wsay}, but the read by {describe(comp)} (invoked after "
+                f"that, at event {inv.index}) does not contain it{more}, and {why}.",
+                [*wev, inv, comp, *rb_events],
+                blame=comp,
+            )
+        for t in miss[len(report):]:
+            self.rep.reserve("lost-turn", self.session, t)
+
+    def _bad_rollback(self, rno: int, miss: Collection[str], cands: list[Rollback]) -> None:
+        if not miss:
+            return
+        inv, comp, _ = self.tree.obs[rno]
+        t = next(iter(miss))
+        wev, wsay = self._witness_events(t)
+        rbs = "; ".join(self._say_rollback(c) for c in cands[:3])
+        more = f" (and {len(miss) - 1} more turns)" if len(miss) > 1 else ""
+        evs: list[Event | None] = [*wev, inv, comp]
+        for c in cands[:3]:
+            evs += [c[3], c[4], *self._snap_events(c)]
+        self.rep.add(
+            "bad-rollback",
+            self.session,
+            ("read", comp.index),
+            f"The read by {describe(comp)} lacks turn {short(t)}{more}, which {wsay}, "
+            f"although every rollback that can be the last before that read restores a "
+            f"snapshot holding the turn ({rbs}).",
+            evs,
+            blame=comp,
+        )
+
+    def _zombie(self, rno: int, rb: Rollback, shown: list[str]) -> None:
+        inv, comp, _ = self.tree.obs[rno]
+        t = shown[0]
+        snap = self.rbi.snapshot_of(rb) if self.rbi else None
+        rec = self.recs[t]
+        sev = snap[1] if snap is not None else None
+        self.rep.add(
+            "bad-rollback",
+            self.session,
+            ("read", comp.index),
+            f"Turn {short(t)} was appended ({describe(rec[INV])}) after snapshot {short(rb[2])} "
+            f"was taken (event {sev.index if sev else '?'}) and before the rollback to it by "
+            f"{describe(rb[3])} completed, so the rollback should have removed it, yet the "
+            f"later read by {describe(comp)} still shows it.",
+            [rec[INV], rec[COMP], *self._snap_events(rb), rb[3], rb[4], inv, comp],
+            blame=comp,
+        )
+
+    def _snap_events(self, rb: Rollback) -> Iterable[Event | None]:
+        snap = self.rbi.snapshot_of(rb) if self.rbi else None
+        return snap if snap is not None else ()
+
+    def _say_rollback(self, rb: Rollback) -> str:
+        snap = self.rbi.snapshot_of(rb) if self.rbi else None
+        taken = f", taken at event {snap[1].index}" if snap and snap[1] else ""
+        return f"the rollback by {describe(rb[3])} to snapshot {short(rb[2])}{taken}"

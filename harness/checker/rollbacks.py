@@ -1,0 +1,88 @@
+"""A session's rollbacks indexed by time, and which rollbacks can matter to an observation.
+
+For an observation ``X`` (a read, or a snapshot, which observes the state just the same)
+the rollbacks that can be *the last rollback taking effect before X* are the candidates:
+not failed, invoked no later than X completed (``lo <= X.hi``), and not certainly
+followed by another rollback that certainly precedes X. With ``Z`` the latest invoke time
+of an ok rollback completed before X was invoked, that last condition is ``hi >= Z``.
+Whatever X saw is the state after one of the candidates (or, when ``Z`` is NEG, possibly
+after none of them).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+
+from harness.checker.ops import INF, NEG, Pair
+from harness.history import Event
+
+__all__ = ["Rollback", "RollbackIndex"]
+
+#: ``(lo, hi, target id or None, invoke, completion)`` of a rollback that did not fail;
+#: ``hi`` is INF unless it completed ok.
+Rollback = tuple[int, int, "str | None", Event, "Event | None"]
+
+
+class RollbackIndex:
+    """The non-failed rollbacks and the ok snapshots of one session."""
+
+    def __init__(self, rollbacks: Sequence[Pair], snapshots: Sequence[Pair]) -> None:
+        ok: list[Rollback] = []
+        maybe: list[Rollback] = []
+        for inv, comp in rollbacks:
+            if comp is not None and comp.type == "fail":
+                continue
+            target = inv.value if type(inv.value) is str else None
+            if comp is not None and comp.type == "ok":
+                ok.append((inv.time, comp.time, target, inv, comp))
+            else:
+                maybe.append((inv.time, INF, target, inv, comp))
+        ok.sort(key=lambda r: r[0])
+        maybe.sort(key=lambda r: r[0])
+        self.ok = ok
+        self.maybe = maybe
+        self._ok_lo = [r[0] for r in ok]
+        self._ok_hi = [r[1] for r in ok]
+        self._maybe_lo = [r[0] for r in maybe]
+        self._maxdur = max((r[1] - r[0] for r in ok), default=0)
+        by_hi = sorted(ok, key=lambda r: r[1])
+        self._his = [r[1] for r in by_hi]
+        self._z: list[int] = []
+        z = NEG
+        for r in by_hi:
+            z = max(z, r[0])
+            self._z.append(z)
+        self.snaps: dict[str, Pair] = {}
+        dup: set[str] = set()
+        for inv, comp in snapshots:
+            if comp is not None and comp.type == "ok" and type(comp.value) is str:
+                if comp.value in self.snaps:
+                    dup.add(comp.value)
+                self.snaps[comp.value] = (inv, comp)
+        for sid in dup:
+            del self.snaps[sid]
+
+    def __bool__(self) -> bool:
+        return bool(self.ok or self.maybe)
+
+    def snapshot_of(self, rb: Rollback) -> Pair | None:
+        """The one ok snapshot op that created the rollback's target, if there is one."""
+        return None if rb[2] is None else self.snaps.get(rb[2])
+
+    def candidates(self, lo: int, hi: int) -> tuple[int, list[Rollback]]:
+        """``(Z, candidates)`` for an observation invoked at ``lo`` and completed at ``hi``
+        (see the module docstring). ``Z`` is NEG when no rollback certainly precedes it."""
+        k = bisect_left(self._his, lo)
+        z = self._z[k - 1] if k else NEG
+        out: list[Rollback] = []
+        ok_lo, ok_hi, ok = self._ok_lo, self._ok_hi, self.ok
+        floor = z - self._maxdur if z != NEG else NEG
+        i = bisect_right(ok_lo, hi) - 1
+        while i >= 0 and ok_lo[i] >= floor:
+            if ok_hi[i] >= z:
+                out.append(ok[i])
+            i -= 1
+        if self.maybe:
+            out.extend(self.maybe[: bisect_right(self._maybe_lo, hi)])
+        return z, out

@@ -1,0 +1,135 @@
+"""Wing-Gong linearizability search with Lowe's memoization, as in Porcupine.
+
+Calls and returns are entries of a doubly linked list sorted by time (at equal times calls
+first, so ops that touch at one instant count as concurrent, as everywhere in the
+checker). The search walks the list: at a call it tries to *linearize* the op (apply the
+model; on success lift the op's call and return out of the list and start again from the
+head); at a return of an op not yet linearized it backtracks. A state already explored with
+the same set of linearized ops is never explored twice. An op with no return (outcome
+unknown) never has to be linearized: that is the same as taking effect after everything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.checker.model import INIT, Op, State, step
+from harness.checker.ops import INF
+
+__all__ = ["Outcome", "search"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """``ok``: True (linearizable), False (not), None (budget exhausted). When False,
+    ``stuck`` is the op the deepest attempt could not place before its return, ``state``
+    the model state there and ``depth`` how many ops had been placed."""
+
+    ok: bool | None
+    stuck: Op | None = None
+    state: State | None = None
+    depth: int = 0
+    explored: int = 0
+
+
+class _Search:
+    def __init__(self, ops: Sequence[Op]) -> None:
+        entries: list[tuple[int, int, int]] = []
+        for n, op in enumerate(ops):
+            entries.append((op.lo, 0, n))
+            if op.hi != INF:
+                entries.append((op.hi, 1, n))
+        entries.sort()
+        m = len(entries)
+        self.ops = ops
+        self.end = m + 1
+        self.nxt = list(range(1, m + 2)) + [m + 1]
+        self.prv = [0, *range(0, m + 1)]
+        self.is_ret = [False] * (m + 2)
+        self.op_of = [0] * (m + 2)
+        self.call = [0] * len(ops)
+        self.ret = [0] * len(ops)
+        for k, (_, r, n) in enumerate(entries, start=1):
+            self.is_ret[k] = bool(r)
+            self.op_of[k] = n
+            if r:
+                self.ret[n] = k
+            else:
+                self.call[n] = k
+        self.remaining = sum(1 for r in self.ret if r)
+
+    def lift(self, n: int) -> None:
+        nxt, prv = self.nxt, self.prv
+        for e in (self.call[n], self.ret[n]):
+            if e:
+                nxt[prv[e]] = nxt[e]
+                prv[nxt[e]] = prv[e]
+        if self.ret[n]:
+            self.remaining -= 1
+
+    def unlift(self, n: int) -> None:
+        nxt, prv = self.nxt, self.prv
+        for e in (self.ret[n], self.call[n]):
+            if e:
+                nxt[prv[e]] = e
+                prv[nxt[e]] = e
+        if self.ret[n]:
+            self.remaining += 1
+
+
+def search(ops: Sequence[Op], deadline: float) -> Outcome:
+    """Decide whether ``ops`` (one session) have a linearization, by ``deadline``
+    (a ``time.monotonic()`` value)."""
+    s = _Search(ops)
+    cache: set[tuple[int, State]] = set()
+    stack: list[tuple[int, State, int, list[State], int]] = []
+    state, lin = INIT, 0
+    best = Outcome(False)
+    e = s.nxt[0]
+    steps = 0
+    while s.remaining:
+        steps += 1
+        if not steps & 1023 and time.monotonic() > deadline:
+            return Outcome(None, explored=steps)
+        if not s.is_ret[e]:
+            n = s.op_of[e]
+            alts = step(state, ops[n])
+            k = _first_new(alts, 0, lin | (1 << n), cache)
+            if k < 0:
+                e = s.nxt[e]
+                continue
+            stack.append((e, state, lin, alts, k + 1))
+            s.lift(n)
+            state, lin = alts[k], lin | (1 << n)
+            e = s.nxt[0]
+            continue
+        if len(stack) >= best.depth:
+            best = Outcome(False, ops[s.op_of[e]], state, len(stack))
+        while True:
+            if not stack:
+                return Outcome(False, best.stuck, best.state, best.depth, steps)
+            e0, state, lin, alts, k0 = stack.pop()
+            n = s.op_of[e0]
+            s.unlift(n)
+            k = _first_new(alts, k0, lin | (1 << n), cache)
+            if k >= 0:
+                stack.append((e0, state, lin, alts, k + 1))
+                s.lift(n)
+                state, lin = alts[k], lin | (1 << n)
+                e = s.nxt[0]
+            else:
+                e = s.nxt[e0]
+            break
+    return Outcome(True, explored=steps)
+
+
+def _first_new(alts: list[State], k0: int, lin: int, cache: set[tuple[int, State]]) -> int:
+    """Index of the first alternative from ``k0`` not explored yet (marking it), or -1."""
+    for k in range(k0, len(alts)):
+        key = (lin, alts[k])
+        if key not in cache:
+            cache.add(key)
+            return k
+    return -1

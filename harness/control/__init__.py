@@ -1,0 +1,59 @@
+"""Controlled mode: scheduling points at storage-command granularity, stepping strategies,
+and the grant loop that runs one worker at a time so one seed gives one interleaving.
+
+- :mod:`harness.control.spec`: the ``[control]`` table of a scenario;
+- :mod:`harness.control.hooks`: inside a worker, the points (``sqlite3``, redis-py);
+- :mod:`harness.control.strategies`: random walk, PCT, round robin;
+- :mod:`harness.control.driver`: the coordinator's grant loop;
+- :mod:`harness.control.trace`: the recorded grants (``trace.json``), which replay follows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from harness.control.driver import Controller
+from harness.control.hooks import Attach
+from harness.control.spec import STRATEGIES, ControlSpec, control_spec, parse_control
+from harness.control.trace import TRACE_FILE, Trace, read_trace
+
+if TYPE_CHECKING:
+    from harness.plan import Plan
+    from harness.scenario import Scenario
+
+__all__ = [
+    "STRATEGIES",
+    "TRACE_FILE",
+    "Attach",
+    "ControlSpec",
+    "Controller",
+    "Trace",
+    "control_spec",
+    "control_stats",
+    "controller_for",
+    "parse_control",
+    "read_trace",
+]
+
+
+def controller_for(sc: Scenario, plan: Plan) -> Controller | None:
+    """The controller of a controlled run (None in free mode, the default)."""
+    spec = control_spec(sc)
+    if not spec.enabled:
+        return None
+    workers = len(plan.streams)
+    return Controller(spec, plan.seed, workers, steps_estimate=2 * plan.total_ops + 2 * workers)
+
+
+def control_stats(run_dir: Path) -> dict[str, Any]:
+    """``{"control": summary}`` for a controlled run's stats, ``{}`` for a free one."""
+    p = Path(run_dir) / TRACE_FILE
+    if not p.is_file():
+        return {}
+    try:
+        return {"control": orjson.loads(p.read_bytes())["summary"]}
+    except (OSError, orjson.JSONDecodeError, KeyError):
+        return {}

@@ -1,0 +1,274 @@
+"""The coordinator's side of controlled mode: one worker at a time, chosen by the seed.
+
+Workers connect to a Unix socket (any start method works), say who they are and stop at
+their ``start`` point. Once every worker is there, the grant loop runs:
+
+1. wait for the worker granted last to reach its next point (or finish). If it stays
+   silent past ``block_ms`` it is *blocked* (waiting on something outside the harness's
+   points): that is recorded in the trace and another worker is granted;
+2. the eligible workers are those at a point, minus those that just hit ``SQLITE_BUSY``
+   and have not seen another worker step since (retrying them could not succeed);
+3. the strategy (or, in a replay, the trace) picks one; the grant is recorded.
+
+Since only one worker runs between two points, each step sees the store exactly as the
+steps before it left it, and the history follows from the grants. Only a blocked step is
+timing-dependent; the trace says where that happened.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import shutil
+import socket
+import struct
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.control.hooks import Attach
+from harness.control.spec import ControlSpec
+from harness.control.strategies import Sequential, Strategy, make_strategy
+from harness.control.trace import Trace
+
+__all__ = ["Controller"]
+
+READY, RUNNING, BLOCKED, DONE = range(4)
+_HEAD = struct.Struct("<ciB")
+_START_S = 60.0  # for every worker to connect
+#: Points whose step may release an SQLite lock (a worker that ends releases its own too).
+_RELEASES = frozenset({"COMMIT", "END", "ROLLBACK", "RELEASE", "SCRIPT"})
+
+
+class _Worker:
+    __slots__ = ("busy", "fd", "label", "lockwait", "op", "slot", "sock", "state")
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+        self.sock: socket.socket | None = None
+        self.fd = -1
+        self.state = RUNNING  # until its start point arrives
+        self.op = -1
+        self.label = ""
+        self.busy = False
+        self.lockwait = False
+
+
+class Controller:
+    """Listens for the workers of one run and drives them (see the module docstring)."""
+
+    def __init__(self, spec: ControlSpec, seed: int, workers: int, steps_estimate: int) -> None:
+        self.spec = spec
+        self.bound = spec.block_ms / 1000.0
+        self.tmp = tempfile.mkdtemp(prefix="hxc-")
+        self.address = os.path.join(self.tmp, "ctl")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.address)
+        self.listener.listen(workers + 8)
+        self.listener.setblocking(False)
+        self.attach = Attach(self.address, seed, spec.busy_retries)  # for the WorkerSpecs
+        self.poller = select.poll()
+        self.poller.register(self.listener.fileno(), select.POLLIN)
+        self.workers = {w: _Worker(w) for w in range(workers)}
+        self.by_fd: dict[int, _Worker | None] = {}
+        self.bufs: dict[int, bytearray] = {}
+        self.socks: dict[int, socket.socket] = {}
+        self.replay = spec.trace
+        self.replay_blocked = frozenset(spec.blocked)
+        self.rk = 0  # position in the replayed trace
+        self.wait_since = 0.0
+        name = "replay" if spec.trace is not None else spec.strategy
+        self.strategy: Strategy = make_strategy(
+            spec.strategy, seed, workers, spec.depth, spec.steps or steps_estimate)
+        self.fallback = Sequential()
+        self.trace = Trace(name, seed, workers, replayed=spec.trace is not None)
+
+    # --- the socket side ----------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _ = self.listener.accept()
+            except BlockingIOError:
+                return
+            fd = sock.fileno()
+            self.socks[fd] = sock
+            self.by_fd[fd] = None
+            self.bufs[fd] = bytearray()
+            self.poller.register(fd, select.POLLIN)
+
+    def _drop(self, fd: int) -> None:
+        w = self.by_fd.pop(fd, None)
+        if w is not None:
+            self._done(w)
+        self.poller.unregister(fd)
+        self.socks.pop(fd).close()
+
+    def _feed(self, fd: int, data: bytes) -> None:
+        buf = self.bufs[fd]
+        buf += data
+        while buf:
+            w = self.by_fd.get(fd)
+            kind = bytes(buf[:1])
+            if w is None:
+                if kind != b"h" or len(buf) < 5:
+                    return
+                (slot,) = struct.unpack_from("<i", buf, 1)
+                del buf[:5]
+                w = self.workers.setdefault(slot, _Worker(slot))
+                w.sock, w.fd, w.state = self.socks[fd], fd, RUNNING
+                self.by_fd[fd] = w
+            elif kind == b"d":
+                del buf[:1]
+                self._done(w)
+            elif kind in (b"p", b"b"):
+                if len(buf) < _HEAD.size:
+                    return
+                _, op, n = _HEAD.unpack_from(buf)
+                if len(buf) < _HEAD.size + n:
+                    return
+                w.label = bytes(buf[_HEAD.size : _HEAD.size + n]).decode("utf-8", "replace")
+                del buf[: _HEAD.size + n]
+                w.op, w.busy, w.lockwait, w.state = op, kind == b"b", kind == b"b", READY
+            else:
+                raise RuntimeError(f"control socket: unexpected byte {bytes(kind)!r}")
+
+    def _done(self, w: _Worker) -> None:
+        w.state = DONE
+        for other in self.workers.values():  # its connections are closed: locks are free
+            other.lockwait = False
+
+    def _pump(self, timeout_s: float) -> None:
+        """Read whatever the workers said within ``timeout_s`` (0: only what is there)."""
+        ms = math.ceil(timeout_s * 1000) if timeout_s > 0 else 0
+        for fd, _ in self.poller.poll(ms):
+            if fd == self.listener.fileno():
+                self._accept()
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                data = b""
+            if data:
+                self._feed(fd, data)
+            else:
+                self._drop(fd)
+
+    def _grant(self, w: _Worker) -> None:
+        t = self.trace
+        if w.busy:
+            t.busy.append(len(t.grants))
+        t.grants.append(w.slot)
+        t.ops.append(w.op)
+        t.points.append(w.label)
+        if w.label in _RELEASES:  # this step may free a lock: the waiters may try again
+            for other in self.workers.values():
+                if other is not w:
+                    other.lockwait = False
+        w.state = RUNNING
+        try:
+            os.write(w.fd, b"g")
+        except OSError:
+            w.state = DONE
+
+    # --- the grant loop -----------------------------------------------------------------
+
+    def _start(self, procs: Sequence[Any], deadline: float) -> None:
+        """Wait until every worker stands at its start point (or died before)."""
+        while time.monotonic() < deadline:
+            for slot, p in enumerate(procs):
+                w = self.workers.get(slot)
+                if w is not None and w.sock is None and p.exitcode is not None:
+                    w.state = DONE
+            if all(w.state != RUNNING for w in self.workers.values()):
+                return
+            self._pump(0.05)
+        for w in self.workers.values():
+            if w.state == RUNNING and w.sock is None:
+                w.state = DONE
+
+    def _await(self, w: _Worker, deadline: float) -> None:
+        limit = min(deadline, time.monotonic() + self.bound)
+        k = len(self.trace.grants) - 1
+        while w.state == RUNNING:
+            left = limit - time.monotonic()
+            if left <= 0:
+                w.state = BLOCKED
+                self.trace.blocked.append(k)
+                if self.replay is not None and k not in self.replay_blocked:
+                    self.trace.divergences.append(f"step {k}: worker {w.slot} blocked")
+                return
+            self._pump(left)
+        if self.replay is not None and k in self.replay_blocked:
+            self.trace.divergences.append(f"step {k}: worker {w.slot} was blocked, not now")
+
+    def _choose(self, ready: list[_Worker]) -> _Worker | None:
+        """The worker to grant, or None to wait for news first."""
+        if self.replay is not None and self.rk < len(self.replay):
+            return self._follow()
+        eligible = [w.slot for w in ready if not w.lockwait]
+        if not eligible:
+            if any(w.state == BLOCKED for w in self.workers.values()):
+                self._pump(self.bound)  # the lock holder is blocked: give it time
+                return None
+            eligible = [w.slot for w in ready]
+        strat = self.fallback if self.replay is not None else self.strategy
+        return self.workers[strat.choose(eligible, len(self.trace.grants))]
+
+    def _follow(self) -> _Worker | None:
+        assert self.replay is not None
+        want = self.replay[self.rk]
+        w = self.workers.get(want)
+        if w is not None and w.state == READY:
+            self.rk += 1
+            self.wait_since = 0.0
+            return w
+        now = time.monotonic()
+        self.wait_since = self.wait_since or now
+        if w is None or w.state == DONE or now - self.wait_since > self.bound:
+            what = "done" if w is None or w.state == DONE else "not at a point"
+            self.trace.divergences.append(f"trace step {self.rk}: worker {want} is {what}")
+            self.rk += 1
+            self.wait_since = 0.0
+            return None
+        self._pump(min(self.bound, 0.05))
+        return None
+
+    def drive(self, procs: Sequence[Any], deadline: float) -> Trace:
+        """Run the grant loop until every worker is done or ``deadline`` (monotonic s)."""
+        t0 = time.monotonic()
+        self._start(procs, min(deadline, t0 + _START_S))
+        running: _Worker | None = None
+        while True:
+            if time.monotonic() >= deadline:
+                self.trace.deadline_hit = True
+                break
+            if running is not None:
+                self._await(running, deadline)
+                running = None
+            else:
+                self._pump(0)
+            ready = [w for w in self.workers.values() if w.state == READY]
+            if not ready:
+                if all(w.state == DONE for w in self.workers.values()):
+                    break
+                self._pump(min(0.5, max(0.0, deadline - time.monotonic())))
+                continue
+            w = self._choose(sorted(ready, key=lambda x: x.slot))
+            if w is not None:
+                self._grant(w)
+                running = w
+        self.trace.seconds = time.monotonic() - t0
+        return self.trace
+
+    def close(self) -> None:
+        for fd in list(self.socks):
+            self._drop(fd)
+        self.listener.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, run_dir: Path) -> None:
+        self.trace.write(run_dir)

@@ -1,0 +1,215 @@
+"""Supervision: psutil samples of every process a run starts (CPU, RSS, open files and
+descriptors, inet connections), a flag on steady growth (a leak), and the proof that no
+process the run started outlives it.
+
+A :class:`Supervisor` wraps the whole run. A daemon thread samples the coordinator and
+each of its descendants every ``interval`` s: workers and their replacements, the final
+reader, the nemesis's helpers, the managed ``redis-server`` (a new pid after a restart).
+Processes that already existed when it started (a test's own server) are not the run's
+and are left alone. After the run, :meth:`Supervisor.report` lists what is still alive
+(``leftover``: a harness bug, so it is also killed) and summarises each process, keeping a
+thinned series of at most :data:`SERIES_MAX` points per process for plots.
+
+Example::
+
+    with Supervisor() as sup:
+        ...  # start the target, run the workers, stop the target
+    resources = sup.report(events)   # events: the merged history, to name the processes
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import psutil
+
+from harness.history import Event
+
+__all__ = ["LEAK_MIN", "SAMPLE_S", "SERIES_MAX", "Supervisor", "steady_growth"]
+
+SAMPLE_S = 0.2
+SERIES_MAX = 120
+METRICS = ("cpu", "rss", "fds", "files", "conns")
+#: The least growth (first to last quarter of a process's life) flagged as a leak.
+LEAK_MIN: dict[str, float] = {"rss": 8 << 20, "fds": 8, "files": 8, "conns": 8}
+_HELPERS = ("forkserver", "resource_tracker", "semaphore_tracker")  # exit with the coordinator
+
+
+def steady_growth(values: Sequence[float], min_abs: float, min_rel: float = 0.2) -> bool:
+    """True when ``values`` grow through the whole series: the medians of its four
+    quarters strictly increase, by ``min_abs`` and ``min_rel`` (a fraction) in all.
+    A warm-up followed by a plateau is not growth; fewer than 8 samples prove nothing.
+
+    >>> steady_growth([10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21], min_abs=8)
+    True
+    >>> steady_growth([10, 30, 31, 30, 31, 30, 31, 30, 31, 30, 31, 30], min_abs=8)
+    False
+    """
+    n = len(values)
+    if n < 8:
+        return False
+    q = [statistics.median(values[i * n // 4 : (i + 1) * n // 4]) for i in range(4)]
+    return (all(a < b for a, b in itertools.pairwise(q))
+            and q[3] - q[0] >= min_abs and q[3] >= q[0] * (1 + min_rel))
+
+
+class _Track:
+    """One process's samples, thinned by halves so a long run keeps a bounded series."""
+
+    def __init__(self, proc: psutil.Process, first: float) -> None:
+        self.proc = proc
+        self.first = first
+        self.stride = 1
+        self.count = 0
+        self.rows: list[tuple[float, ...]] = []
+        try:
+            self.name = proc.name()
+            self.cmd = " ".join(proc.cmdline())[:300]
+        except psutil.Error:
+            self.name, self.cmd = "?", ""
+
+    def add(self, row: tuple[float, ...]) -> None:
+        if self.count % self.stride == 0:
+            self.rows.append(row)
+            if len(self.rows) > 2 * SERIES_MAX:
+                self.rows = self.rows[::2]
+                self.stride *= 2
+        self.count += 1
+
+
+class Supervisor:
+    """Samples the run's processes in a thread; see the module docstring."""
+
+    def __init__(self, interval: float = SAMPLE_S) -> None:
+        self.interval = interval
+        self.root = psutil.Process()
+        self.before: set[int] = set()
+        self.tracks: dict[tuple[int, float], _Track] = {}
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.t0 = 0.0
+
+    def __enter__(self) -> Supervisor:
+        self.t0 = time.monotonic()
+        self.before = {p.pid for p in self._descendants()}
+        self.thread = threading.Thread(target=self._loop, name="harness-supervisor",
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+        self.sample()  # processes that lived between the last tick and the end
+
+    def _descendants(self) -> list[psutil.Process]:
+        try:
+            return list(self.root.children(recursive=True))
+        except psutil.Error:
+            return []
+
+    def _loop(self) -> None:
+        while True:
+            self.sample()
+            if self.stop.wait(self.interval):
+                return
+
+    def sample(self) -> None:
+        """One sample of the coordinator and every descendant started since entering."""
+        now = time.monotonic() - self.t0
+        for p in [self.root, *self._descendants()]:
+            if p.pid in self.before:
+                continue
+            try:
+                key = (p.pid, p.create_time())
+                track = self.tracks.get(key)
+                if track is None:
+                    track = self.tracks[key] = _Track(p, now)
+                    track.proc.cpu_percent(None)  # the first call only starts the clock
+                proc = track.proc
+                with proc.oneshot():
+                    row = (round(now, 3), round(proc.cpu_percent(None), 1),
+                           proc.memory_info().rss, proc.num_fds(), len(proc.open_files()),
+                           len(proc.net_connections(kind="inet")))
+            except psutil.Error:  # gone, a zombie, or not ours to read
+                continue
+            track.add(row)
+
+    def leftovers(self) -> list[dict[str, Any]]:
+        """Processes this run started that are still alive; each is killed (the run
+        owns them) and listed, since one existing at all is a harness bug."""
+        alive: dict[int, psutil.Process] = {}
+        for t in self.tracks.values():
+            if t.proc.pid != self.root.pid:
+                alive[t.proc.pid] = t.proc
+        for p in self._descendants():
+            if p.pid not in self.before:
+                alive.setdefault(p.pid, p)
+        out, killed = [], []
+        for pid, p in sorted(alive.items()):
+            try:
+                if not p.is_running() or p.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                cmd = " ".join(p.cmdline())
+                if any(h in cmd for h in _HELPERS):
+                    continue
+                out.append({"pid": pid, "name": p.name(), "cmdline": cmd[:300]})
+                p.kill()
+                killed.append(p)
+            except psutil.Error:
+                continue
+        psutil.wait_procs(killed, timeout=5)
+        return out
+
+    def report(self, events: Sequence[Event] = ()) -> dict[str, Any]:
+        """The ``resources`` section of report.json (call after the run, once)."""
+        names: dict[int, Any] = {}
+        for e in events:
+            names.setdefault(e.pid, e.process)
+        procs = []
+        leaks = []
+        for (pid, _), t in sorted(self.tracks.items(), key=lambda kv: kv[1].first):
+            entry = self._summary(t, names.get(pid))
+            procs.append(entry)
+            leaks += [{"pid": pid, "role": entry["role"], "metric": m,
+                       "from": entry["series"][m][0], "to": entry["series"][m][-1]}
+                      for m in entry["leak"]]
+        return {"interval_s": self.interval, "processes": procs, "leaks": leaks,
+                "leftover": self.leftovers()}
+
+    def _summary(self, t: _Track, process: Any) -> dict[str, Any]:
+        pid = t.proc.pid
+        if pid == self.root.pid:
+            role = "coordinator"
+        elif process == "nemesis":
+            role = "nemesis"
+        elif process == "final":
+            role = "final-read"
+        elif process is not None:
+            role = "worker"
+        elif "redis-server" in t.name or "redis-server" in t.cmd:
+            role = "redis-server"
+        else:
+            role = "other"
+        cols = list(zip(*t.rows, strict=True)) if t.rows else [()] * (len(METRICS) + 1)
+        series = {"t": list(cols[0]), **{m: list(c) for m, c in zip(METRICS, cols[1:],
+                                                                     strict=True)}}
+        out: dict[str, Any] = {"pid": pid, "role": role, "name": t.name, "samples": t.count}
+        if process is not None and role in ("worker", "final-read"):
+            out["process"] = process
+        if t.rows:
+            out.update(first=series["t"][0], last=series["t"][-1],
+                       cpu_avg=round(statistics.fmean(series["cpu"]), 1),
+                       cpu_max=max(series["cpu"]), rss_max=max(series["rss"]),
+                       fds_max=max(series["fds"]), files_max=max(series["files"]),
+                       conns_max=max(series["conns"]))
+        out["leak"] = [m for m, lim in LEAK_MIN.items() if steady_growth(series[m], lim)]
+        out["series"] = series
+        return out
+

@@ -1,0 +1,149 @@
+"""Valid histories by construction: a correct memory store driven by random concurrency.
+
+Several processes each run one op at a time; at every step one random process moves its op
+one stage on: invoke, take effect (the linearization point: the model is applied
+atomically there), complete. Any stage may instead end in a crash (no completion, a new
+process number takes the slot), an ``info`` completion (before or after taking effect) or,
+for writes, a ``fail`` before taking effect. Times only grow, sometimes not at all (ties),
+so overlapping intervals and equal timestamps both occur. Finally a ``final`` process reads
+every session and lists its snapshots.
+
+Every history this produces is one a correct store can produce, so a sound checker must
+find nothing in it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.history import Event
+
+WEIGHTS = {"append": 34, "read": 26, "snapshot": 12, "rollback": 12, "list_snapshots": 8}
+
+
+@dataclass
+class Params:
+    procs: int = 3
+    sessions: int = 2
+    steps: int = 80
+    p_crash: float = 0.03
+    p_info: float = 0.05
+    p_fail: float = 0.05
+    ties: bool = True
+    weights: dict[str, int] = field(default_factory=lambda: dict(WEIGHTS))
+
+
+@dataclass
+class _Op:
+    f: str
+    s: str
+    value: Any
+    applied: bool = False
+    result: Any = None
+    error: str | None = None
+
+
+class _Sim:
+    def __init__(self, rng: random.Random, prm: Params) -> None:
+        self.rng, self.prm = rng, prm
+        self.names = [f"s{i}" for i in range(prm.sessions)]
+        self.turns: dict[str, list[list[str]]] = {s: [] for s in self.names}
+        self.snaps: dict[str, dict[str, list[list[str]]]] = {s: {} for s in self.names}
+        self.known: dict[str, list[str]] = {s: [] for s in self.names}
+        self.events: list[Event] = []
+        self.t = 0
+        self.procs: dict[int, _Op | None] = {p: None for p in range(prm.procs)}
+        self.next_proc = prm.procs
+        self.n = 0
+
+    def emit(self, p: int | str, type: str, f: str, s: str, value: Any = None,
+             error: str | None = None) -> None:
+        self.t += self.rng.choice((0, 1, 1, 2)) if self.prm.ties else 1
+        self.events.append(Event(index=len(self.events), time=self.t, process=p, type=type,
+                                 f=f, session=s, value=value, error=error))
+
+    def run(self) -> list[Event]:
+        for _ in range(self.prm.steps):
+            p = self.rng.choice(sorted(self.procs))
+            op = self.procs[p]
+            if op is None:
+                self.invoke(p)
+            else:
+                self.advance(p, op)
+        for s in self.names:
+            self.emit("final", "invoke", "read", s)
+            self.emit("final", "ok", "read", s, [list(x) for x in self.turns[s]])
+            self.emit("final", "invoke", "list_snapshots", s)
+            self.emit("final", "ok", "list_snapshots", s, sorted(self.snaps[s]))
+        return self.events
+
+    def invoke(self, p: int) -> None:
+        rng = self.rng
+        fs = list(self.prm.weights)
+        f = rng.choices(fs, [self.prm.weights[x] for x in fs])[0]
+        s = rng.choice(self.names)
+        value: Any = None
+        if f == "append":
+            self.n += 1
+            value = [rng.choice(("user", "assistant")), f"w{p}:{self.n}"]
+        elif f == "rollback":
+            ids = self.known[s]
+            value = rng.choice(ids) if ids and rng.random() < 0.9 else "nope"
+        self.emit(p, "invoke", f, s, value)
+        self.procs[p] = _Op(f, s, value)
+
+    def advance(self, p: int, op: _Op) -> None:
+        r = self.rng.random()
+        prm = self.prm
+        if r < prm.p_crash:
+            del self.procs[p]
+            self.procs[self.next_proc] = None
+            self.next_proc += 1
+        elif r < prm.p_crash + prm.p_info:
+            self.emit(p, "info", op.f, op.s, None, "ConnectionError: lost")
+            self.procs[p] = None
+        elif not op.applied and r < prm.p_crash + prm.p_info + prm.p_fail and op.f in (
+            "append", "snapshot", "rollback"):
+            self.emit(p, "fail", op.f, op.s, None, "OperationalError: database is locked")
+            self.procs[p] = None
+        elif not op.applied:
+            self.apply(op)
+        else:
+            if op.error is not None:
+                self.emit(p, "fail", op.f, op.s, None, op.error)
+            else:
+                self.emit(p, "ok", op.f, op.s, op.result)
+                if op.f == "snapshot":
+                    self.known[op.s].append(op.result)
+                elif op.f == "list_snapshots":
+                    self.known[op.s].extend(x for x in op.result if x not in self.known[op.s])
+            self.procs[p] = None
+
+    def apply(self, op: _Op) -> None:
+        op.applied = True
+        turns, snaps = self.turns[op.s], self.snaps[op.s]
+        if op.f == "append":
+            turns.append(list(op.value))
+            op.result = list(op.value)
+        elif op.f == "read":
+            op.result = [list(x) for x in turns]
+        elif op.f == "snapshot":
+            self.n += 1
+            sid = f"snap{self.n}"
+            snaps[sid] = [list(x) for x in turns]
+            op.result = sid
+        elif op.f == "rollback":
+            if op.value in snaps:
+                turns[:] = [list(x) for x in snaps[op.value]]
+                op.result = op.value
+            else:
+                op.error = f"SnapshotNotFound: {op.value}"
+        elif op.f == "list_snapshots":
+            op.result = sorted(snaps)
+
+
+def simulate(seed: int, prm: Params | None = None) -> list[Event]:
+    """A valid merged history (see the module docstring)."""
+    return _Sim(random.Random(seed), prm or Params()).run()
