@@ -81,11 +81,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     def handler(signum: int, frame: Any) -> None:
         raise Interrupted(signal.Signals(signum).name)
 
-    old = signal.signal(signal.SIGTERM, handler)
+    # SIGHUP too: a closed terminal or ssh session must still leave a checked report.
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def reproduce_command(sc: Scenario, seed: int, redis_url: str = "") -> str:
