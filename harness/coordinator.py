@@ -165,7 +165,7 @@ def _chaos_stats(events: list[Event], plan: Plan, supervisor: Supervisor) -> dic
 def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
     by_type: dict[str, int] = {}
     for e in events:
-        if e.type != "invoke":
+        if e.type != "invoke" and e.process != "nemesis":  # faults are not completions
             by_type[e.type] = by_type.get(e.type, 0) + 1
     invokes = sum(1 for e in events if e.type == "invoke")
     return {"events": len(events), "ops": invokes, "completions": by_type,
@@ -253,7 +253,8 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
             procs.append(_spawn(ctx, spec))
         say("started", {"workers": len(procs), "ops": plan.total_ops})
         if ctl is not None:
-            ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S)
+            ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S,
+                      pin=getattr(target, "pids", []))  # a managed redis-server
         elif nemesis is None:
             _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
         else:

@@ -162,26 +162,34 @@ class Slots:
         self.lengths = lengths
         self.board = board
         self.respawn = respawn
-        self.current: dict[int, tuple[int, Any]] = {}
+        self.current: dict[int, tuple[int, Any]] | None = None
         self.next_process = len(lengths)
+
+    def _slots(self) -> dict[int, tuple[int, Any]]:
+        if self.current is None:  # the first fault: every slot runs its first process
+            self.current = {i: (i, p) for i, p in enumerate(self.procs[: len(self.lengths)])}
+        return self.current
 
     def live(self, slot: int) -> tuple[int, Any] | None:
         """(process number, process) running ``slot`` now, or None if it has finished."""
-        if slot not in self.current and slot < len(self.procs):
-            self.current[slot] = (slot, self.procs[slot])
-        cur = self.current.get(slot)
+        cur = self._slots().get(slot)
         return cur if cur is not None and cur[1].is_alive() else None
 
     def replace(self, slot: int) -> tuple[int, Any] | None:
-        """After a kill: a new process continuing ``slot`` after its op in flight."""
+        """After a kill: a new process continuing ``slot`` after its op in flight. The
+        dead one leaves ``procs``, so its pipe is closed once the wait loop lets it go
+        (a coordinator that kept every killed process would run out of descriptors)."""
+        current = self._slots()
+        dead = current.pop(slot, (slot, None))[1]
+        if dead in self.procs:
+            self.procs.remove(dead)
         start = self.board.progress[slot] + 1
         if start >= self.lengths[slot]:
-            self.current.pop(slot, None)
             return None
         number, self.next_process = self.next_process, self.next_process + 1
         p = self.respawn(slot, number, start)
         self.procs.append(p)
-        self.current[slot] = (number, p)
+        current[slot] = (number, p)
         return number, p
 
 
@@ -281,7 +289,7 @@ class Nemesis:
         p.join()
         new = self.slots.replace(fault["worker"])
         self._log(fault, at=t, slot=fault["worker"], process=number, pid=p.pid,
-                  replaced_by=new[0] if new else None)
+                  replaced_by=new[0] if new else None, replacement_pid=new[1].pid if new else None)
         return [new[1]] if new else []
 
     def _pause(self, fault: dict[str, Any]) -> None:
@@ -314,7 +322,7 @@ class Nemesis:
         addrs = self.link.client_addrs(p.pid)
         t = time.monotonic_ns()
         try:
-            killed = self.link.kill_clients(addrs, fault.get("stall", 0.0))
+            killed, t = self.link.kill_clients(addrs, fault.get("stall", 0.0))
             error = None
         except redis.RedisError as err:
             killed, error = 0, f"{type(err).__name__}: {err}"
@@ -414,21 +422,23 @@ class _ServerLink:
                 out.append(f"[{ip}]:{c.laddr.port}" if ":" in ip else f"{ip}:{c.laddr.port}")
         return out
 
-    def kill_clients(self, addrs: list[str], stall: float) -> int:
-        """Kill the clients at ``addrs``, at the end of a ``stall`` of the server."""
+    def kill_clients(self, addrs: list[str], stall: float) -> tuple[int, int]:
+        """Kill the clients at ``addrs`` at the end of a ``stall`` of the server: (how
+        many were killed, monotonic ns when the kill was sent)."""
         if not addrs:
-            return 0
+            return 0, time.monotonic_ns()
         staller, killer = self._connections()
         try:
             if stall > 0:
                 staller.send_command("EVAL", _STALL, 0, int(stall * 1e6))
                 time.sleep(stall * 0.9)  # aim: the worker's next command is queued by now
+            sent = time.monotonic_ns()
             for a in addrs:
                 killer.send_command("CLIENT", "KILL", "ADDR", a, "SKIPME", "yes")
             killed = sum(int(killer.read_response()) for _ in addrs)
             if stall > 0:
                 staller.read_response()
-            return killed
+            return killed, sent
         except redis.RedisError:
             self.close()
             raise
@@ -504,7 +514,8 @@ def fault_summary(events: Sequence[Event], faults: Sequence[dict[str, Any]]) -> 
         k["ops"].update(c["f"] for c in caught)
         k["outcomes"].update(str(c["outcome"]) for c in caught)
         end = ends.get(f["id"])
-        errors = ops.errors_between(ev.time, end.time) if end is not None else 0
+        errors = ops.errors_between(ev.time, end.time, None if target is None else [target]) \
+            if end is not None else 0
         k["errors_during"] += errors
         records.append({"id": f["id"], "kind": f["kind"], "at": round((ev.time - t0) / 1e9, 4),
                         **{x: ev.value[x] for x in ("slot", "process") if x in ev.value},
@@ -523,7 +534,7 @@ class _OpIndex:
 
     def __init__(self, events: Sequence[Event]) -> None:
         self.by_proc: dict[Any, list[tuple[int, float, str, str | None]]] = {}
-        self.errors: list[int] = []
+        self.errors: dict[Any, list[int]] = {}
         pending: dict[Any, Event] = {}
         for e in events:
             if e.process in ("nemesis", "final"):
@@ -535,11 +546,10 @@ class _OpIndex:
             elif e.process in pending:
                 self._add(pending.pop(e.process), e)
                 if e.type in ("fail", "info"):
-                    self.errors.append(e.time)
+                    self.errors.setdefault(e.process, []).append(e.time)
         for inv in pending.values():
             self._add(inv, None)
         self.starts = {p: [o[0] for o in v] for p, v in self.by_proc.items()}
-        self.errors.sort()
 
     def _add(self, inv: Event, done: Event | None) -> None:
         self.by_proc.setdefault(inv.process, []).append(
@@ -555,5 +565,7 @@ class _OpIndex:
                     out.append({"process": p, "f": f, "outcome": outcome})
         return out
 
-    def errors_between(self, a: int, b: int) -> int:
-        return bisect.bisect_right(self.errors, b) - bisect.bisect_left(self.errors, a)
+    def errors_between(self, a: int, b: int, procs: list[Any] | None) -> int:
+        """Ops of ``procs`` (every worker: None) that failed or ended unknown in [a, b]."""
+        return sum(bisect.bisect_right(t, b) - bisect.bisect_left(t, a)
+                   for p, t in self.errors.items() if procs is None or p in procs)

@@ -20,7 +20,6 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -247,21 +246,6 @@ def _passes(case: Case, test: _Tester) -> Iterator[Callable[[Case], Case]]:
     yield from (workers, tails, ops, sessions, contents, trace)
 
 
-@contextmanager
-def _redis_for(base: Scenario, backend: str, work: Path, redis_url: str) -> Iterator[str]:
-    """One redis-server for every candidate run (each has its own key namespace)."""
-    if backend != "redis" or redis_url:
-        yield redis_url
-        return
-    from harness.targets import ManagedRedis, find_redis_server
-
-    if not find_redis_server():
-        yield ""
-        return
-    with ManagedRedis(work / "redis", persistence="everysec") as server:
-        yield server.url
-
-
 def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
            max_runs: int = 300, budget_s: float = 300.0, redis_url: str = "",
            say: Say = lambda _msg: None) -> ShrinkResult:
@@ -274,22 +258,24 @@ def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
     out = Path(out) if out is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="shrink-", dir=out))
+    # Each candidate run starts its own redis-server (unless redis_url says otherwise): a
+    # shared one keeps Lua scripts cached from run to run, which changes the commands a
+    # client sends and so the trace a candidate follows.
     try:
-        with _redis_for(base, info.backend or "", work, redis_url) as url:
-            test = _Tester(base, seed, kind, work, url, max_runs, started + budget_s, say)
-            case = _start(run_dir, base, seed, test, say)
-            original = case
-            while not test.exhausted:
-                before = case
-                for step in _passes(case, test):
-                    case = step(case)
-                if case == before:
-                    break
-            say(f"smallest: {len(case.streams)} workers, {case.ops} ops, {case.sessions} "
-                f"sessions, {len(case.trace)} steps ({test.runs} runs)")
-            repro, test_file = _write(out, run_dir, test.scenario(case), kind, case, original)
-            ref = REFERENCE.get(info.backend or "")
-            passes = _reference_passes(repro, ref, kind, work, url) if ref else None
+        test = _Tester(base, seed, kind, work, redis_url, max_runs, started + budget_s, say)
+        case = _start(run_dir, base, seed, test, say)
+        original = case
+        while not test.exhausted:
+            before = case
+            for step in _passes(case, test):
+                case = step(case)
+            if case == before:
+                break
+        say(f"smallest: {len(case.streams)} workers, {case.ops} ops, {case.sessions} "
+            f"sessions, {len(case.trace)} steps ({test.runs} runs)")
+        repro, test_file = _write(out, run_dir, test.scenario(case), kind, case, original)
+        ref = REFERENCE.get(info.backend or "")
+        passes = _reference_passes(repro, ref, kind, work, redis_url) if ref else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return ShrinkResult(kind, case, original, repro, test_file, test.runs,

@@ -172,6 +172,9 @@ class Supervisor:
         names: dict[int, Any] = {}
         for e in events:
             names.setdefault(e.pid, e.process)
+            v = e.value if e.process == "nemesis" and isinstance(e.value, dict) else {}
+            if v.get("replacement_pid"):  # a replacement may be killed before its first op
+                names.setdefault(v["replacement_pid"], v["replaced_by"])
         procs = []
         leaks = []
         for (pid, _), t in sorted(self.tracks.items(), key=lambda kv: kv[1].first):

@@ -66,7 +66,7 @@ def classify(f: str, exc: BaseException) -> tuple[str, str]:
             isinstance(exc, redis.ResponseError) and "script" not in str(exc).lower()
         )
         return ("fail" if definite else "info"), error
-    transient = isinstance(exc, _TRANSIENT | sqlite3.OperationalError)
+    transient = isinstance(exc, (*_TRANSIENT, sqlite3.OperationalError))
     return ("info" if transient else "fail"), error
 
 

@@ -16,7 +16,6 @@ of ids is ``unreadable``.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 
 from harness.checker.evidence import Reporter
 from harness.checker.ops import INF, Pair, SessionOps, describe, hi_of, short
@@ -27,21 +26,20 @@ __all__ = ["NOT_FOUND", "check_checkpoints"]
 #: A rollback error that means "that snapshot does not exist".
 NOT_FOUND = re.compile(r"^(?:[\w.]+\.)?(?:SnapshotNotFound|KeyError)\b")
 
-#: ``(time known, id, the events that made it known)``.
-_Known = tuple[int, str, tuple[Event, Event]]
-
 
 def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
     """Report the session's ``vanished-checkpoint`` violations and the checkpoint-side
     ``bad-rollback`` and ``unreadable`` ones."""
-    known = _known(so, rep)
-    times = [k[0] for k in known]
-    _check_listings(so, rep, known)
-    _check_rollbacks(so, rep, known, times)
+    created = _created(so, rep)
+    listings = _listings(so, rep)
+    if listings:
+        _check_listings(so.session, rep, created, listings)
+    if so.rollbacks:
+        _check_rollbacks(so, rep, created, listings)
 
 
-def _known(so: SessionOps, rep: Reporter) -> list[_Known]:
-    known: list[_Known] = []
+def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
+    """The first ok snapshot op that returned each id (reporting ids returned twice)."""
     first: dict[str, tuple[Event, Event]] = {}
     for inv, comp in so.snapshots:
         if comp is None or comp.type != "ok" or type(comp.value) is not str:
@@ -60,51 +58,66 @@ def _known(so: SessionOps, rep: Reporter) -> list[_Known]:
             )
         else:
             first[sid] = (inv, comp)
-        known.append((comp.time, sid, (inv, comp)))
-    for inv, comp in so.lists:
-        if comp is not None and comp.type == "ok" and _ids(comp.value) is not None:
-            known.extend((comp.time, sid, (inv, comp)) for sid in comp.value)
-    known.sort(key=lambda k: k[0])
-    return known
+    return first
 
 
-def _ids(v: object) -> list[str] | None:
-    if (type(v) is list or type(v) is tuple) and all(type(x) is str for x in v):  # type: ignore[union-attr]
-        return list(v)  # type: ignore[arg-type]
-    return None
+_Listing = tuple[Event, Event, list[str]]
 
 
-def _check_listings(so: SessionOps, rep: Reporter, known: list[_Known]) -> None:
-    listings: list[tuple[Event, Event, list[str]]] = []
+def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
+    """The ok listings whose value is a list of ids (reporting the others as unreadable)."""
+    out: list[_Listing] = []
     for inv, comp in so.lists:
         if comp is None or comp.type not in ("ok", "fail"):
             continue
-        ids = _ids(comp.value) if comp.type == "ok" else None
-        if ids is None:
-            what = "raised " + (comp.error or "an error") if comp.type == "fail" else (
-                "returned something other than a list of snapshot ids")
-            rep.add(
-                "unreadable",
-                so.session,
-                ("list", comp.index),
-                f"The list_snapshots of session {so.session!r} by {describe(comp)} {what}.",
-                [inv, comp],
-                blame=comp,
-            )
+        v = comp.value
+        if comp.type == "ok" and type(v) is list and _all_str(v):
+            out.append((inv, comp, v))
             continue
-        listings.append((inv, comp, ids))
-    listings.sort(key=lambda x: x[0].time)
-    required: dict[str, tuple[Event, Event]] = {}
-    k = 0
-    for inv, comp, ids in listings:
-        while k < len(known) and known[k][0] < inv.time:
-            required.setdefault(known[k][1], known[k][2])
-            k += 1
-        for sid in sorted(required.keys() - set(ids)):
-            a, b = required[sid]
+        what = ("raised " + (comp.error or "an error") if comp.type == "fail"
+                else "returned something other than a list of snapshot ids")
+        rep.add(
+            "unreadable",
+            so.session,
+            ("list", comp.index),
+            f"The list_snapshots of session {so.session!r} by {describe(comp)} {what}.",
+            [inv, comp],
+            blame=comp,
+        )
+    return out
+
+
+def _all_str(v: list[object]) -> bool:
+    try:
+        "".join(v)  # type: ignore[arg-type]  # C speed: raises on the first non-str
+    except TypeError:
+        return False
+    return True
+
+
+def _check_listings(
+    session: str, rep: Reporter, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
+) -> None:
+    """Each listing shows every id known before it was invoked."""
+    snaps = sorted(((c.time, sid) for sid, (_, c) in created.items()))
+    by_hi = sorted(listings, key=lambda x: x[1].time)
+    required: set[str] = set()
+    ks = kl = 0
+    for inv, comp, ids in sorted(listings, key=lambda x: x[0].time):
+        lo = inv.time
+        while ks < len(snaps) and snaps[ks][0] < lo:
+            required.add(snaps[ks][1])
+            ks += 1
+        while kl < len(by_hi) and by_hi[kl][1].time < lo:
+            required.update(by_hi[kl][2])
+            kl += 1
+        if len(ids) >= len(required) and required.issubset(ids):
+            continue
+        for sid in sorted(required.difference(ids)):
+            a, b = _known_by(sid, created, by_hi[:kl])
             rep.add(
                 "vanished-checkpoint",
-                so.session,
+                session,
                 sid,
                 f"Snapshot {short(sid)} was known since {describe(b)}, but the later "
                 f"list_snapshots by {describe(comp)} does not show it.",
@@ -113,8 +126,19 @@ def _check_listings(so: SessionOps, rep: Reporter, known: list[_Known]) -> None:
             )
 
 
-def _check_rollbacks(so: SessionOps, rep: Reporter, known: list[_Known], times: list[int]) -> None:
-    created = {k[1]: k[2] for k in known if k[2][1].f == "snapshot"}
+def _known_by(
+    sid: str, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
+) -> tuple[Event, Event]:
+    """The ops that made ``sid`` known: its snapshot, else the first listing showing it."""
+    if sid in created:
+        return created[sid]
+    return next((inv, comp) for inv, comp, ids in listings if sid in ids)
+
+
+def _check_rollbacks(
+    so: SessionOps, rep: Reporter, created: dict[str, tuple[Event, Event]],
+    listings: list[_Listing],
+) -> None:
     unknown_snaps = [inv.time for inv, comp in so.snapshots if hi_of(comp) == INF and (
         comp is None or comp.type != "fail")]
     for inv, comp in so.rollbacks:
@@ -122,10 +146,14 @@ def _check_rollbacks(so: SessionOps, rep: Reporter, known: list[_Known], times: 
             continue
         sid = inv.value
         if comp.type == "fail" and NOT_FOUND.match(comp.error or ""):
-            n = bisect_left(times, inv.time)
-            hit = next((k for k in known[:n] if k[1] == sid), None)
-            if hit is not None:
-                a, b = hit[2]
+            snap = created.get(sid)
+            if snap is not None and snap[1].time < inv.time:
+                known = snap
+            else:
+                known = next(((i, c) for i, c, ids in listings
+                              if c.time < inv.time and sid in ids), None)
+            if known is not None:
+                a, b = known
                 rep.add(
                     "vanished-checkpoint",
                     so.session,

@@ -112,12 +112,43 @@ def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
             else:
                 referenced.update(v)
                 add("list", inv, comp, comp.time, out=frozenset(v))
-    unexplained = tuple(sorted(referenced - created))
-    return [
-        Op(o.id, o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
-        if o.kind == "snapshot?" else o
-        for o in ops
-    ]
+    return _tighten(ops, tuple(sorted(referenced - created)))
+
+
+def _tighten(ops: list[Op], unexplained: tuple[str, ...]) -> list[Op]:
+    """Equivalent ops that are cheaper to search.
+
+    An unknown-outcome append whose turn no read shows may as well never have happened
+    (drop it: every state differs only by that turn, which no read shows); one whose turn
+    a read shows must have taken effect before that read completed (that is its return).
+    An append whose turn a read shows can only have taken effect on the state that read
+    shows before the turn (:mod:`~harness.checker.paths` proves why): that is its ``out``.
+    An unknown-outcome snapshot can only have created a fresh id when no id lacks its
+    creator, which no later op can observe but a listing would contradict: drop it."""
+    first_seen: dict[str, int] = {}
+    before: dict[str, tuple[str, ...]] = {}
+    for o in ops:
+        if o.kind == "read":
+            for i, t in enumerate(o.out):
+                if o.hi < first_seen.get(t, INF):
+                    first_seen[t] = o.hi
+                before.setdefault(t, o.out[:i])
+    out: list[Op] = []
+    for o in ops:
+        if o.kind == "append":
+            seen = first_seen.get(o.arg)
+            if seen is None and o.hi == INF:
+                continue
+            hi = o.hi if seen is None or o.hi != INF else max(seen, o.lo)
+            o = Op(len(out), o.kind, o.lo, hi, o.arg, before.get(o.arg), o.inv, o.comp)
+        elif o.kind == "snapshot?":
+            if not unexplained:
+                continue
+            o = Op(len(out), o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
+        else:
+            o = Op(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
+        out.append(o)
+    return out
 
 
 def _hi(comp: Event | None) -> int:

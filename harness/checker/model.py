@@ -39,7 +39,8 @@ KINDS = ("append", "read", "snapshot", "snapshot?", "rollback", "rollback?", "ro
 class Op:
     """One operation of a session as the search sees it.
 
-    ``arg``: the token (append), the target id (rollbacks) or the ids an unknown snapshot
+    ``arg``: the token (append; its ``out``, if known, is the state it must be applied
+    to, since a read showed what precedes the turn), the target id (rollbacks) or the ids an unknown snapshot
     may have created (``snapshot?``). ``out``: the tokens read (a tuple), the id created, or
     the ids listed (a frozenset). ``hi`` is ``ops.INF`` when the op has no return."""
 
@@ -69,6 +70,8 @@ def step(state: State, op: Op) -> list[State]:
     turns, snaps = state
     kind = op.kind
     if kind == "append":
+        if op.out is not None and turns != op.out:
+            return []
         return [((*turns, op.arg), snaps)]
     if kind == "read":
         return [state] if turns == op.out else []

@@ -54,6 +54,8 @@ class Presence:
         self._witnesses()
         self._kept: dict[str, frozenset[str]] = {}
         self._doomed: dict[int, set[str]] = {}
+        self._atok: list[str] = []
+        self._alo: list[int] = []
         if self.rbi is not None:
             self._compute_kept()
 
@@ -109,6 +111,9 @@ class Presence:
 
     def _kept_by(self, cands: list[Rollback]) -> frozenset[str] | None:
         """Turns every candidate's snapshot certainly holds (None: nothing is certain)."""
+        if len(cands) == 1:
+            c = cands[0][2]
+            return self._kept.get(c) or None if c is not None else None
         if not cands:
             return None
         acc: frozenset[str] | None = None
@@ -129,44 +134,62 @@ class Presence:
         P = self.P
         wlo, wtok = self.wlo, self.wtok
         rbi = self.rbi
+        doomed_memo = self._doomed
+        candidates = rbi.candidates if rbi is not None else None
         for rno, (inv, comp, v) in enumerate(self.tree.obs):
             if status[rno] == BAD:
                 continue
-            lo, hi = inv.time, comp.time
+            lo = inv.time
             vset = set(map(_token, v))
-            if rbi is None:
+            if candidates is None:
                 j = bisect_left(wlo, lo)
                 if j and not vset.issuperset(wtok[:j]):
                     miss = [t for t in wtok[:j] if P[t] < lo and t not in vset]
                     self._lost(rno, miss, None)
                 continue
-            z, cands = rbi.candidates(lo, hi)
-            f = max((c[1] for c in cands), default=NEG)
+            z, cands = candidates(lo, comp.time)
+            f = NEG
+            for c in cands:
+                if c[1] > f:
+                    f = c[1]
             if f < lo:
                 i = bisect_right(wlo, f)
                 j = bisect_left(wlo, lo)
                 if j > i and not vset.issuperset(wtok[i:j]):
                     miss = [t for t in wtok[i:j] if P[t] < lo and t not in vset]
                     self._lost(rno, miss, max(cands, key=itemgetter(1)) if cands else None)
+            if not cands:
+                continue
             kept = self._kept_by(cands)
             if kept and not vset.issuperset(kept):
                 miss = [t for t in kept - vset if z != NEG or P[t] < lo]
                 self._bad_rollback(rno, sorted(miss, key=self.W.__getitem__), cands)
-            if len(cands) == 1 and cands[0][1] < lo:
-                doomed = self._doomed_by(cands[0])
+            if f < lo and len(cands) == 1:
+                doomed = doomed_memo.get(cands[0][3].index)
+                if doomed is None:
+                    doomed = self._doomed_by(cands[0])
                 if doomed and not vset.isdisjoint(doomed):
                     self._zombie(rno, cands[0], sorted(doomed & vset, key=self.W.__getitem__))
 
     def _doomed_by(self, rb: Rollback) -> set[str]:
-        """Turns appended after rb's snapshot and before rb: gone once rb took effect."""
+        """Turns appended after rb's snapshot and before rb, and after every ok rollback
+        that completed before rb began: gone once rb took effect. (Older turns appended
+        after the snapshot are gone too, but an earlier rollback already removed them;
+        leaving them out keeps this linear.)"""
         key = rb[3].index
         d = self._doomed.get(key)
         if d is None:
             d = set()
             snap = self.rbi.snapshot_of(rb) if self.rbi else None
             if snap is not None and snap[1] is not None:
-                shi, rlo, P = snap[1].time, rb[0], self.P
-                d = {t for t, rec in self.recs.items() if rec[LO] > shi and P.get(t, INF) < rlo}
+                if not self._alo:
+                    lo_of = {t: self.recs[t][LO] for t in self.P}
+                    self._atok = sorted(lo_of, key=lo_of.__getitem__)
+                    self._alo = list(map(lo_of.__getitem__, self._atok))
+                rlo, P = rb[0], self.P
+                i = bisect_right(self._alo, max(snap[1].time, self.rbi.last_hi_before(rlo)))
+                j = bisect_left(self._alo, rlo)
+                d = {t for t in self._atok[i:j] if P[t] < rlo}
             self._doomed[key] = d
         return d
 

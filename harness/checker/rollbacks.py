@@ -70,18 +70,23 @@ class RollbackIndex:
         """The one ok snapshot op that created the rollback's target, if there is one."""
         return None if rb[2] is None else self.snaps.get(rb[2])
 
+    def last_hi_before(self, t: int) -> int:
+        """The latest completion before ``t`` of an ok rollback (NEG if none)."""
+        k = bisect_left(self._his, t)
+        return self._his[k - 1] if k else NEG
+
     def candidates(self, lo: int, hi: int) -> tuple[int, list[Rollback]]:
         """``(Z, candidates)`` for an observation invoked at ``lo`` and completed at ``hi``
         (see the module docstring). ``Z`` is NEG when no rollback certainly precedes it."""
         k = bisect_left(self._his, lo)
         z = self._z[k - 1] if k else NEG
         out: list[Rollback] = []
-        ok_lo, ok_hi, ok = self._ok_lo, self._ok_hi, self.ok
-        floor = z - self._maxdur if z != NEG else NEG
+        ok_lo, ok_hi = self._ok_lo, self._ok_hi
+        floor = z - self._maxdur if k else NEG
         i = bisect_right(ok_lo, hi) - 1
         while i >= 0 and ok_lo[i] >= floor:
             if ok_hi[i] >= z:
-                out.append(ok[i])
+                out.append(self.ok[i])
             i -= 1
         if self.maybe:
             out.extend(self.maybe[: bisect_right(self._maybe_lo, hi)])

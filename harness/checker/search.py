@@ -45,7 +45,7 @@ class _Search:
         m = len(entries)
         self.ops = ops
         self.end = m + 1
-        self.nxt = list(range(1, m + 2)) + [m + 1]
+        self.nxt = [*range(1, m + 2), m + 1]
         self.prv = [0, *range(0, m + 1)]
         self.is_ret = [False] * (m + 2)
         self.op_of = [0] * (m + 2)

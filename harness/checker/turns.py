@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from harness.checker.ops import INF, Pair
 from harness.history import Event
 
-__all__ = ["LO", "HI", "ROLE", "INV", "COMP", "AppendRec", "Owners", "TurnIndex", "index_appends"]
+__all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "Owners", "TurnIndex", "index_appends"]
 
 #: Fields of an :data:`AppendRec`.
 LO, HI, ROLE, INV, COMP = 0, 1, 2, 3, 4

@@ -25,7 +25,8 @@ import socket
 import struct
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,32 @@ _HEAD = struct.Struct("<ciB")
 _START_S = 60.0  # for every worker to connect
 #: Points whose step may release an SQLite lock (a worker that ends releases its own too).
 _RELEASES = frozenset({"COMMIT", "END", "ROLLBACK", "RELEASE", "SCRIPT"})
+
+
+def _one_cpu() -> int:
+    """The CPU a controlled run steps on: the last this process may use (-1: no choice)."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return -1
+    return allowed[-1] if len(allowed) > 1 else -1
+
+
+@contextmanager
+def _pinned(pids: Sequence[int], cpu: int) -> Iterator[None]:
+    """Run ``pids`` (0: this process) on ``cpu`` within the block, then as before."""
+    before: dict[int, set[int]] = {}
+    if cpu >= 0:
+        for pid in pids:
+            with suppress(OSError):
+                before[pid] = os.sched_getaffinity(pid)
+                os.sched_setaffinity(pid, {cpu})
+    try:
+        yield
+    finally:
+        for pid, cpus in before.items():
+            with suppress(OSError):
+                os.sched_setaffinity(pid, cpus)
 
 
 class _Worker:
@@ -69,7 +96,8 @@ class Controller:
         self.listener.bind(self.address)
         self.listener.listen(workers + 8)
         self.listener.setblocking(False)
-        self.attach = Attach(self.address, seed, spec.busy_retries)  # for the WorkerSpecs
+        self.cpu = _one_cpu() if spec.pin else -1
+        self.attach = Attach(self.address, seed, spec.busy_retries, self.cpu)  # for WorkerSpecs
         self.poller = select.poll()
         self.poller.register(self.listener.fileno(), select.POLLIN)
         self.workers = {w: _Worker(w) for w in range(workers)}
@@ -237,8 +265,14 @@ class Controller:
         self._pump(min(self.bound, 0.05))
         return None
 
-    def drive(self, procs: Sequence[Any], deadline: float) -> Trace:
-        """Run the grant loop until every worker is done or ``deadline`` (monotonic s)."""
+    def drive(self, procs: Sequence[Any], deadline: float, pin: Sequence[int] = ()) -> Trace:
+        """Run the grant loop until every worker is done or ``deadline`` (monotonic s).
+        The coordinator and the processes ``pin`` (a managed server) share the workers'
+        CPU meanwhile, if the spec says so."""
+        with _pinned([0, *pin], self.cpu):
+            return self._drive(procs, deadline)
+
+    def _drive(self, procs: Sequence[Any], deadline: float) -> Trace:
         t0 = time.monotonic()
         self._start(procs, min(deadline, t0 + _START_S))
         running: _Worker | None = None

@@ -32,11 +32,12 @@ import random
 import socket
 import sqlite3
 import struct
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 __all__ = ["Attach", "Client", "attach"]
 
@@ -55,6 +56,7 @@ class Attach:
     address: str  # the coordinator's control socket
     seed: int
     busy_retries: int = 1000
+    cpu: int = -1  # the CPU to run on (-1: wherever)
 
 
 class Client:
@@ -68,15 +70,18 @@ class Client:
         self.depth = 0  # > 0 while inside a point's command (nested sends are not points)
         self.busy_retries = busy_retries
         self.points = 0
+        self.lock = threading.Lock()
         os.write(self.fd, b"h" + struct.pack("<i", slot))
 
     def point(self, label: str, busy: bool = False) -> None:
         """Stop here until the coordinator grants this worker its next step."""
         lb = label.encode("utf-8", "replace")[:200]
-        os.write(self.fd, _POINT.pack(b"b" if busy else b"p", self.op, len(lb)) + lb)
-        self.points += 1
-        if os.read(self.fd, 1) != b"g":
-            os._exit(4)  # the coordinator is gone: stop without touching the store again
+        # A store's own threads take their points one at a time (one message in flight).
+        with self.lock:
+            os.write(self.fd, _POINT.pack(b"b" if busy else b"p", self.op, len(lb)) + lb)
+            self.points += 1
+            if os.read(self.fd, 1) != b"g":
+                os._exit(4)  # the coordinator is gone: stop without touching the store
 
     def ops(self, ops: Sequence[Any], start: int = 0) -> Sequence[Any]:
         """``ops[start:]``, telling each point which op (by index in ``ops``) it is in."""
@@ -111,6 +116,9 @@ class _Numbered(Sequence[Any]):
 def attach(how: Attach, slot: int) -> Client:
     """Connect to the coordinator, install the hooks, and stop at the ``start`` point."""
     global CLIENT
+    if how.cpu >= 0:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {how.cpu})
     random.seed(f"{how.seed}:{slot}")
     rng = random.Random(f"{how.seed}:{slot}:uuid")
     uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
@@ -220,6 +228,18 @@ def _connection_class(base: type) -> type:
         def rollback(self) -> None:
             if self.in_transaction:
                 _step(self, "ROLLBACK", super().rollback)
+
+        def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Literal[False]:
+            # The C __exit__ commits without calling self.commit: do it through the points.
+            if exc_type is None:
+                try:
+                    self.commit()
+                except BaseException:
+                    self.rollback()
+                    raise
+            else:
+                self.rollback()
+            return False
 
     ControlledConnection.__name__ = f"Controlled{base.__name__}"
     return ControlledConnection

@@ -10,6 +10,9 @@ Example::
     schedules = 1        # `harness run`: try seeds N, N+1, ... until one fails
     block_ms = 1000      # a granted worker silent this long is recorded as blocked
     busy_retries = 1000  # SQLITE_BUSY retries (each after another worker's step)
+    pin = true           # run the workers, the coordinator and a managed redis-server on
+                         # one CPU while stepping: one runs at a time anyway, and handing
+                         # over within a CPU is several times faster than across CPUs
 
 A replay or a shrunk repro also carries ``trace`` (the grants to follow, worker slots),
 ``blocked`` (grant indices after which the grantee was blocked) and ``streams`` (an
@@ -43,6 +46,7 @@ class ControlSpec:
     schedules: int = 1
     block_ms: float = 1000.0
     busy_retries: int = 1000
+    pin: bool = True
     trace: tuple[int, ...] | None = None
     blocked: tuple[int, ...] = ()
     streams: tuple[tuple[dict[str, Any], ...], ...] | None = None
@@ -92,10 +96,11 @@ def parse_control(raw: dict[str, Any], source: str = "<scenario>") -> ControlSpe
         raise ScenarioError(f"{source}: unknown key control.{unknown[0]!r} "
                             f"(known: {', '.join(sorted(known))})")
     kw: dict[str, Any] = {}
-    if "enabled" in raw:
-        if not isinstance(raw["enabled"], bool):
-            raise ScenarioError(f"{source}: control.enabled must be true or false")
-        kw["enabled"] = raw["enabled"]
+    for key in ("enabled", "pin"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise ScenarioError(f"{source}: control.{key} must be true or false")
+            kw[key] = raw[key]
     if "strategy" in raw:
         if raw["strategy"] not in STRATEGIES:
             raise ScenarioError(f"{source}: control.strategy must be one of "
@@ -130,7 +135,7 @@ def control_spec(sc: Scenario) -> ControlSpec:
                                 f"workers = {sc.workers}")
         from harness.plan import session_names
 
-        names = set(session_names(sc.sessions))
+        names = set(session_names(sc.sessions, sc.ops, sc.session_lifetime))
         for stream in spec.streams:
             for o in stream:
                 if o["session"] not in names:

@@ -3,7 +3,7 @@ their evidence, where the report is, and the command that reproduces the run."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -62,6 +62,29 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
               f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
     if res.interrupted:
         con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
+    for line in _chaos_lines(st):
+        con.print(line)
     print_check(res.result, con)
     con.print(f"\nreport: {res.run_dir / 'report.json'}")
     con.print(f"reproduce: {res.reproduce}", markup=False)
+
+
+def _chaos_lines(st: dict[str, Any]) -> list[str]:
+    """Where the faults landed, and what the supervisor saw (leaks, leftover processes)."""
+    out = []
+    faults = st.get("faults")
+    if faults:
+        kinds = ", ".join(f"{k} {v['applied']} ({v['in_flight']} mid-op)"
+                          for k, v in faults["kinds"].items())
+        out.append(f"faults: {faults['applied']} of {faults['scheduled']} applied: {kinds}")
+    res = st.get("resources")
+    if res:
+        procs = res["processes"]
+        rss = max((p.get("rss_max", 0) for p in procs), default=0)
+        leaks = ", ".join(f"{x['role']} {x['pid']} {x['metric']}" for x in res["leaks"])
+        out.append(f"processes: {len(procs)} sampled, peak RSS {rss / 2**20:.0f} MiB, "
+                   + (f"[bold yellow]steady growth[/]: {leaks}" if leaks else "no steady growth"))
+        if res["leftover"]:
+            left = ", ".join(f"{x['pid']} {x['name']}" for x in res["leftover"])
+            out.append(f"[bold red]processes left behind (killed now)[/]: {left}")
+    return out

@@ -16,6 +16,9 @@ __all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
 
 #: Violations written in full; the counts always cover all of them.
 MAX_VIOLATIONS = 200
+#: Parts of a run's stats that get a section of their own: where the faults landed
+#: (harness.nemesis.fault_summary) and what every process used (harness.supervise).
+SECTIONS = ("faults", "resources")
 
 
 def check_dict(result: CheckResult) -> dict[str, Any]:
@@ -41,8 +44,9 @@ def run_dict(res: RunResult) -> dict[str, Any]:
         "interrupted": res.interrupted,
         "reproduce": res.reproduce,
         "exit_code": res.exit_code,
-        "stats": res.stats,
+        "stats": {k: v for k, v in res.stats.items() if k not in SECTIONS},
         "check": check_dict(res.result),
+        **{k: res.stats[k] for k in SECTIONS if k in res.stats},
     }
 
 

@@ -58,6 +58,26 @@ BUILTINS: dict[str, StoreInfo] = {
                   _Z + "redis_unflushed_pipeline:UnflushedPipelineStore", "redis",
                   "appends acknowledged before their pipeline is executed",
                   expected="lost-turn"),
+        # Bugs that only a fault exposes (harness.nemesis; scenarios/chaos-*.toml):
+        StoreInfo("zoo.sqlite-crash-resume", _Z + "sqlite_crash_resume:CrashResumeStore",
+                  "sqlite", "crash recovery at start-up restores the last checkpoint (kill)",
+                  expected="lost-turn"),
+        StoreInfo("zoo.sqlite-swallow-full", _Z + "sqlite_swallow_full:SwallowFullStore",
+                  "sqlite", "append logs and swallows SQLITE_FULL (disk-full)",
+                  expected="lost-turn"),
+        StoreInfo("zoo.sqlite-locked-read-empty",
+                  _Z + "sqlite_locked_read_empty:LockedReadEmptyStore", "sqlite",
+                  "a read that cannot get the lock in 250 ms returns [] (lock-hold)",
+                  expected="lost-turn"),
+        StoreInfo("zoo.redis-lease-ttl", _Z + "redis_lease_ttl:LeaseTtlStore", "redis",
+                  "a 200 ms lock lease guards read-modify-write appends (pause)",
+                  expected="lost-turn"),
+        StoreInfo("zoo.redis-retry-append", _Z + "redis_retry_append:RetryAppendStore",
+                  "redis", "redis-py's default retry re-sends an RPUSH whose reply was lost "
+                  "(disconnect)", expected="duplicate-turn"),
+        StoreInfo("zoo.redis-offline-buffer", _Z + "redis_offline_buffer:OfflineBufferStore",
+                  "redis", "while Redis refuses connections, turns are buffered in memory and "
+                  "acknowledged (restart)", expected="reordered-turns"),
     )
 }
 

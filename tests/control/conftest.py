@@ -1,4 +1,4 @@
-"""Helpers of the controlled-mode tests: small scenarios, run in controlled mode."""
+"""Fixtures of the controlled-mode tests."""
 
 from __future__ import annotations
 
@@ -8,30 +8,19 @@ from typing import Any
 import pytest
 
 from harness.coordinator import RunResult, run
-from harness.scenario import PayloadSpec, RedisSpec, Scenario
+from harness.scenario import Scenario
 
 HERE = Path(__file__).resolve().parent
 
 
-def scenario(store: str, *, seed: int, workers: int = 3, ops: int = 20, sessions: int = 2,
-             strategy: str = "pct", weights: dict[str, int] | None = None,
-             **control: Any) -> Scenario:
-    """A small controlled scenario (short payloads, no fsync per write)."""
-    return Scenario(
-        name="ctl", store=store, seed=seed, workers=workers, ops=ops, sessions=sessions,
-        duration=60, weights=weights or {"append": 6, "read": 3, "snapshot": 1,
-                                         "list_snapshots": 1},
-        payload=PayloadSpec(max_bytes=0, long_rate=0.0), redis=RedisSpec(persistence="none"),
-        control={"enabled": True, "strategy": strategy, **control})
-
-
 @pytest.fixture
-def run_ctl(tmp_path: Path, redis_url: str) -> Any:
-    """Run a scenario; Redis stores go to the session's redis-server."""
+def run_ctl(tmp_path: Path) -> Any:
+    """Run a scenario. A Redis store gets a redis-server of its own, started by the run:
+    a shared one would carry state between runs (its Lua script cache) that changes
+    which commands a client sends."""
 
     def _run(sc: Scenario) -> RunResult:
-        url = redis_url if ("redis" in sc.store or "Redis" in sc.store) else ""
-        return run(sc, reports=tmp_path / "reports", redis_url=url)
+        return run(sc, reports=tmp_path / "reports")
 
     return _run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import scenario
+from ctl_helpers import scenario
 
 from harness.control import read_trace
 from harness.replay import compare_runs, replay
@@ -34,11 +34,10 @@ def test_same_seed_same_trace_and_history(store: str, strategy: str, run_ctl: An
 
 @pytest.mark.parametrize("store", ["zoo.sqlite-max-turn-race", "zoo.redis-rmw-append"])
 def test_replay_from_trace_gives_same_violations(store: str, run_ctl: Any,
-                                                 tmp_path: Any, redis_url: str) -> None:
+                                                 tmp_path: Any) -> None:
     a = run_ctl(scenario(store, seed=3, strategy="random", workers=3, ops=15))
     assert a.result.valid is False, "the random walk should break this store"
-    url = redis_url if "redis" in store else ""
-    b = replay(a.run_dir, reports=tmp_path / "replays", redis_url=url)
+    b = replay(a.run_dir, reports=tmp_path / "replays")
     fid = compare_runs(a.run_dir, b.run_dir)
     assert fid.faithful and fid.same_trace, fid.line()
     assert read_trace(b.run_dir).replayed

@@ -1,0 +1,235 @@
+"""Benchmark of the fast checker on synthetic valid histories.
+
+    python bench/checker.py            # 1e4, 1e5, 1e6 ops x 4 and 64 processes
+    python bench/checker.py --quick    # 1e4 and 1e5 only
+
+Each (size, processes) runs in its own subprocess, which builds the history, times
+``harness.checker.check`` on it and reports its peak RSS (``ru_maxrss``, history included).
+
+The histories are what a long nightly run produces: a correct store driven by N worker
+processes with overlapping ops (invoke, take effect, complete at three random later steps),
+1 in 1000 ops cut short by a crash or an unknown outcome, a mix of 45% appends, 25% reads,
+10% snapshots, 8% rollbacks and 12% listings. Workers talk to a pool of 32 live
+conversations; a conversation retires after ~150 ops and a new one takes its place (so
+1e6 ops touch ~6,700 sessions and a read returns ~40 turns on average, as reads return the
+whole session). Read values share their turn objects, as a coordinator's in-memory history
+does; a history parsed from JSON holds separate copies and takes more memory, not more time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from harness.history import Event  # noqa: E402
+
+POOL = 32
+PER_SESSION = 150
+#: The weights of the shipped chaos scenarios (scenarios/chaos-*.toml).
+MIX = (("append", 8), ("read", 4), ("snapshot", 1), ("rollback", 1), ("list_snapshots", 1))
+TARGET_OPS_S = 250_000
+TARGET_SCALE = 12.0
+TARGET_PROCS = 1.5
+TARGET_MB = 1024
+
+
+class _Session:
+    __slots__ = ("name", "turns", "snaps", "ids", "ops")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.turns: list[list[str]] = []
+        self.snaps: dict[str, list[list[str]]] = {}
+        self.ids: list[str] = []
+        self.ops = 0
+
+
+def build(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
+          per_session: int = PER_SESSION) -> list[Event]:
+    """A valid history of ``n_ops`` operations by ``procs`` processes, over ``pool`` live
+    sessions each retired after ``per_session`` ops (0: never)."""
+    rng = random.Random(seed)
+    fs = [f for f, _ in MIX]
+    ws = [w for _, w in MIX]
+    live = [_Session(f"c{i}") for i in range(pool)]
+    n_sessions = pool
+    events: list[Event] = []
+    inflight: dict[int, list[Any]] = {}
+    idle = list(range(procs))
+    next_proc = procs
+    started = n = 0
+    t = 0
+    choices = rng.choices(fs, ws, k=n_ops)
+    while started < n_ops or inflight:
+        t += 1
+        busy = len(inflight)
+        if idle and started < n_ops and (not busy or rng.random() < len(idle) / procs):
+            p = idle.pop(rng.randrange(len(idle)))
+            f = choices[started]
+            started += 1
+            k = rng.randrange(pool)
+            ses = live[k]
+            ses.ops += 1
+            if ses.ops == per_session:
+                live[k] = _Session(f"c{n_sessions}")
+                n_sessions += 1
+            value: Any = None
+            if f == "append":
+                n += 1
+                value = ["user" if n & 1 else "assistant", f"w{p}:{n}"]
+            elif f == "rollback":
+                value = rng.choice(ses.ids) if ses.ids else "none"
+            events.append(Event(len(events), t, p, "invoke", f, ses.name, value))
+            inflight[p] = [ses, f, value, False, None, None]
+            continue
+        p = rng.choice(list(inflight))
+        op = inflight[p]
+        if not op[3]:
+            _apply(op, rng)
+            continue
+        del inflight[p]
+        r = rng.random()
+        if r < 0.0005:  # killed: never completes; a new process takes the slot
+            idle.append(next_proc)
+            next_proc += 1
+            continue
+        ses, f = op[0], op[1]
+        if r < 0.001:
+            events.append(Event(len(events), t, p, "info", f, ses.name, None, "ConnectionError"))
+        elif op[5] is not None:
+            events.append(Event(len(events), t, p, "fail", f, ses.name, None, op[5]))
+        else:
+            events.append(Event(len(events), t, p, "ok", f, ses.name, op[4]))
+            if f == "snapshot":
+                ses.ids.append(op[4])
+        idle.append(p)
+    return events
+
+
+def _apply(op: list[Any], rng: random.Random) -> None:
+    ses, f, value = op[0], op[1], op[2]
+    op[3] = True
+    if f == "append":
+        ses.turns.append(value)
+        op[4] = value
+    elif f == "read":
+        op[4] = list(ses.turns)
+    elif f == "snapshot":
+        sid = f"{ses.name}/s{len(ses.snaps)}"
+        ses.snaps[sid] = list(ses.turns)
+        op[4] = sid
+    elif f == "rollback":
+        if value in ses.snaps:
+            ses.turns = list(ses.snaps[value])
+            op[4] = value
+        else:
+            op[5] = f"SnapshotNotFound: {value}"
+    else:
+        op[4] = list(ses.snaps)
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def one(n_ops: int, procs: int) -> dict[str, Any]:
+    """Build, check and measure one history (run in a fresh process)."""
+    from harness.checker import check
+
+    t0 = time.perf_counter()
+    events = build(n_ops, procs)
+    built_s = time.perf_counter() - t0
+    rss_history = _rss_mb()
+    t0 = time.perf_counter()
+    res = check(events)
+    secs = time.perf_counter() - t0
+    reads = [e for e in events if e.f == "read" and e.type == "ok"]
+    return {
+        "target_ops": n_ops,
+        "procs": procs,
+        "ops": res.stats["ops"],
+        "sessions": res.stats["sessions"],
+        "avg_read_len": round(sum(len(e.value) for e in reads) / max(1, len(reads)), 1),
+        "valid": res.valid,
+        "seconds": secs,
+        "ops_per_s": res.stats["ops"] / secs,
+        "build_s": built_s,
+        "rss_history_mb": rss_history,
+        "rss_peak_mb": _rss_mb(),
+    }
+
+
+def _run(n_ops: int, procs: int) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--one", str(n_ops), str(procs)],
+        check=True, capture_output=True, text=True,
+    )
+    return dict(json.loads(out.stdout))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="1e4 and 1e5 ops only")
+    ap.add_argument("--one", nargs=2, type=int, metavar=("OPS", "PROCS"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(*args.one)))
+        return 0
+    sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
+    print(__doc__.split("\n\n")[2].replace("\n", " ") + "\n")
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    print(f"{'ops':>9} {'procs':>5} {'sessions':>8} {'read len':>8} {'seconds':>8} "
+          f"{'ops/s':>9} {'peak MB':>8} valid")
+    for n in sizes:
+        for procs in (4, 64):
+            r = rows[n, procs] = _run(n, procs)
+            print(f"{r['ops']:>9} {procs:>5} {r['sessions']:>8} {r['avg_read_len']:>8} "
+                  f"{r['seconds']:>8.3f} {r['ops_per_s']:>9.0f} {r['rss_peak_mb']:>8.0f} "
+                  f"{r['valid']}", flush=True)
+    return _verdicts(rows, sizes)
+
+
+def _verdicts(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> int:
+    ok = True
+
+    def say(name: str, value: str, met: bool) -> None:
+        nonlocal ok
+        ok = ok and met
+        print(f"  {'MET ' if met else 'MISS'} {name}: {value}")
+
+    print("\ntargets:")
+    worst = min(r["ops_per_s"] for r in rows.values())
+    say(f">= {TARGET_OPS_S:,} ops/s", f"slowest run {worst:,.0f} ops/s", worst >= TARGET_OPS_S)
+    for a, b in zip(sizes, sizes[1:], strict=False):
+        for procs in (4, 64):
+            ra, rb = rows[a, procs], rows[b, procs]
+            ratio = (rb["seconds"] / ra["seconds"]) / (rb["ops"] / ra["ops"]) * 10
+            say(f"10x ops <= {TARGET_SCALE}x time ({a:.0e}->{b:.0e}, {procs} procs)",
+                f"{rb['seconds'] / ra['seconds']:.2f}x time for {rb['ops'] / ra['ops']:.2f}x ops"
+                f" ({ratio:.2f}x per 10x)", ratio <= TARGET_SCALE)
+    for n in sizes:
+        r4, r64 = rows[n, 4], rows[n, 64]
+        ratio = (r64["seconds"] / r64["ops"]) / (r4["seconds"] / r4["ops"])
+        say(f"64 procs <= {TARGET_PROCS}x time of 4 ({n:.0e} ops)", f"{ratio:.2f}x",
+            ratio <= TARGET_PROCS)
+    if 1_000_000 in sizes:
+        peak = max(rows[1_000_000, p]["rss_peak_mb"] for p in (4, 64))
+        say(f"< {TARGET_MB} MB at 1e6 ops", f"peak RSS {peak:.0f} MB (history included)",
+            peak < TARGET_MB)
+    if not all(r["valid"] for r in rows.values()):
+        print("  MISS the synthetic histories are valid: a false positive!")
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Helpers of the chaos tests (a module of its own: ``conftest`` is not importable by name
+when several test folders have one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from harness.scenario import load_scenario
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+CHAOS = {"sqlite": SCENARIOS / "chaos-sqlite.toml", "redis": SCENARIOS / "chaos-redis.toml"}
+
+
+def faults_of(backend: str, kinds: Iterable[str],
+              tweak: dict[str, dict[str, Any]] | None = None) -> tuple[dict[str, Any], ...]:
+    """The chaos scenario's ``[[faults]]`` tables of these kinds, with ``tweak[kind]`` keys
+    replaced (a test makes a fault more frequent so its bug is caught in a short run)."""
+    kinds = set(kinds)
+    tweak = tweak or {}
+    return tuple({**f, **tweak.get(f["kind"], {})}
+                 for f in load_scenario(CHAOS[backend]).faults if f["kind"] in kinds)
+
+
+def alive(pid: int, created: float) -> bool:
+    """Whether the process ``pid`` started at ``created`` still runs (zombies do not)."""
+    try:
+        p = psutil.Process(pid)
+        return p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

@@ -1,0 +1,162 @@
+"""Mutations of valid histories that each introduce exactly one kind of violation.
+
+Each mutation picks, with ``rng``, a target for which the violation is certain whatever
+the concurrency around it (a turn acknowledged before the read began with no rollback
+anywhere near, two turns whose appends did not overlap, a snapshot id acknowledged before
+the listing began, ...), and returns the mutated history with the kind a checker must
+report, or None if the history offers no such target.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from harness.history import Event, iter_ops
+
+INF = 1 << 62
+
+
+@dataclass
+class OpView:
+    inv: Event
+    comp: Event | None
+
+    @property
+    def lo(self) -> int:
+        return self.inv.time
+
+    @property
+    def hi(self) -> int:
+        return self.comp.time if self.comp is not None and self.comp.type == "ok" else INF
+
+    @property
+    def failed(self) -> bool:
+        return self.comp is not None and self.comp.type == "fail"
+
+
+def _ops(events: Sequence[Event]) -> list[OpView]:
+    return [OpView(i, c) for i, c in iter_ops(events) if i.session is not None]
+
+
+def _set_value(events: Sequence[Event], e: Event, value: Any) -> list[Event]:
+    out = list(events)
+    out[e.index] = replace(e, value=value)
+    return out
+
+
+def _ok_reads(ops: list[OpView]) -> list[OpView]:
+    return [o for o in ops if o.inv.f == "read" and o.hi != INF]
+
+
+def drop_acked(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    ops = _ops(events)
+    appends = {o.inv.value[1]: o for o in ops if o.inv.f == "append" and not o.failed}
+    cands = []
+    for r in _ok_reads(ops):
+        assert r.comp is not None
+        s = r.inv.session
+        rbs = [o for o in ops if o.inv.f == "rollback" and o.inv.session == s and not o.failed]
+        for i, (_, tok) in enumerate(r.comp.value):
+            a = appends[tok]
+            if a.hi < r.lo and not any(rb.hi >= a.lo and rb.lo <= r.comp.time for rb in rbs):
+                cands.append((r, i))
+    if not cands:
+        return None
+    r, i = rng.choice(cands)
+    assert r.comp is not None
+    v = [list(x) for x in r.comp.value]
+    del v[i]
+    return _set_value(events, r.comp, v), "lost-turn"
+
+
+def duplicate(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    cands = [r for r in _ok_reads(_ops(events)) if r.comp is not None and r.comp.value]
+    if not cands:
+        return None
+    r = rng.choice(cands)
+    assert r.comp is not None
+    v = [list(x) for x in r.comp.value]
+    i = rng.randrange(len(v))
+    v.insert(rng.randint(i + 1, len(v)), list(v[i]))
+    return _set_value(events, r.comp, v), "duplicate-turn"
+
+
+def swap(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    ops = _ops(events)
+    appends = {o.inv.value[1]: o for o in ops if o.inv.f == "append" and not o.failed}
+    cands = []
+    for r in _ok_reads(ops):
+        assert r.comp is not None
+        v = r.comp.value
+        for i in range(len(v) - 1):
+            if appends[v[i][1]].hi < appends[v[i + 1][1]].lo:
+                cands.append((r, i))
+    if not cands:
+        return None
+    r, i = rng.choice(cands)
+    assert r.comp is not None
+    v = [list(x) for x in r.comp.value]
+    v[i], v[i + 1] = v[i + 1], v[i]
+    return _set_value(events, r.comp, v), "reordered-turns"
+
+
+def bleed(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    ops = _ops(events)
+    appends = [o for o in ops if o.inv.f == "append" and not o.failed]
+    reads = _ok_reads(ops)
+    cands = [(a, r) for a in appends for r in reads if a.inv.session != r.inv.session]
+    if not cands:
+        return None
+    a, r = rng.choice(cands)
+    assert r.comp is not None
+    v = [list(x) for x in r.comp.value]
+    v.insert(rng.randint(0, len(v)), list(a.inv.value))
+    return _set_value(events, r.comp, v), "cross-session-bleed"
+
+
+def drop_listed(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    ops = _ops(events)
+    acked: dict[str, int] = {}
+    for o in ops:
+        if o.inv.f == "snapshot" and o.hi != INF and o.comp is not None:
+            acked[o.comp.value] = o.hi
+        if o.inv.f == "list_snapshots" and o.hi != INF and o.comp is not None:
+            for sid in o.comp.value:
+                acked[sid] = min(acked.get(sid, INF), o.hi)
+    cands = [
+        (o, sid)
+        for o in ops
+        if o.inv.f == "list_snapshots" and o.hi != INF and o.comp is not None
+        for sid in o.comp.value
+        if acked.get(sid, INF) < o.lo
+    ]
+    if not cands:
+        return None
+    o, sid = rng.choice(cands)
+    assert o.comp is not None
+    return _set_value(events, o.comp, [x for x in o.comp.value if x != sid]), "vanished-checkpoint"
+
+
+_GARBAGE: list[Any] = ["garbage", [["user"]], [[1, 2]], {"turns": []}, [["user", "a", "b"]], None]
+
+
+def corrupt(events: Sequence[Event], rng: random.Random) -> tuple[list[Event], str] | None:
+    reads = _ok_reads(_ops(events))
+    if not reads:
+        return None
+    r = rng.choice(reads)
+    assert r.comp is not None
+    return _set_value(events, r.comp, rng.choice(_GARBAGE)), "unreadable"
+
+
+MUTATIONS: dict[str, Callable[[Sequence[Event], random.Random], tuple[list[Event], str] | None]] = {
+    "drop_acked": drop_acked,
+    "duplicate": duplicate,
+    "swap": swap,
+    "bleed": bleed,
+    "drop_listed": drop_listed,
+    "corrupt": corrupt,
+}
