@@ -6,11 +6,12 @@
 2. Schedules explored per minute: whole controlled runs (spawn, run, final read, check)
    of a 4 x 30-op scenario, one after the other.
 3. Time to first detection of each race in the zoo, on the scenario that tells its story
-   (``scenarios/*.toml``), in three ways: free mode (runs under seeds N, N+1, ... until
-   one fails), controlled PCT (``--schedules``), and the approach the field uses today:
-   one process, ``asyncio.gather`` over coroutines that share one store (also with each
-   coroutine's calls in a thread of its own, ``gather + threads``). Each is repeated
-   ``--reps`` times from different seeds (medians), bounded by ``--budget`` seconds.
+   (``scenarios/*.toml``) and on a tiny run of it (2 workers x 5 ops), in these ways:
+   free mode (runs under seeds N, N+1, ... until one fails), controlled PCT and random
+   walk (``--schedules``), and the approach the field uses today: one process,
+   ``asyncio.gather`` over coroutines that share one store (also with each coroutine's
+   calls in a thread of its own, ``gather + threads``). Each is repeated ``--reps`` times
+   from different seeds (medians), bounded by ``--budget`` seconds.
 
     python bench/controlled.py [--reps 3] [--budget 60] [--parts 123]
 """
@@ -22,7 +23,7 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -114,10 +115,11 @@ def _free(sc: Scenario, seed: int, tmp: Path, budget: float) -> tuple[float | No
     return None, n
 
 
-def _pct(sc: Scenario, seed: int, tmp: Path, budget: float) -> tuple[float | None, int]:
+def _controlled(sc: Scenario, seed: int, tmp: Path, budget: float,
+                strategy: str = "pct") -> tuple[float | None, int]:
     """What ``harness run --controlled --schedules K`` does, bounded by time instead."""
     t0, n = time.monotonic(), 0
-    cs = sc.with_overrides(control={"enabled": True, "strategy": "pct"})
+    cs = sc.with_overrides(control={"enabled": True, "strategy": strategy})
     while time.monotonic() - t0 < budget:
         n += 1
         if run(cs.with_overrides(seed=seed + n - 1), reports=tmp).result.valid is False:
@@ -154,7 +156,7 @@ def _gather_once(sc: Scenario, seed: int, url: str, tmp: Path, threads: bool) ->
     info = BUILTINS[sc.store]
     plan = make_plan(sc, seed, info.capabilities)
     d = Path(tempfile.mkdtemp(dir=tmp))
-    ns = f"gather{seed}-{threads}"
+    ns = f"gather:{d.name}"  # a fresh namespace (and directory) every run
     url = url or f"sqlite:///{d / 'store.db'}"
     logs = [HistoryWriter(d / f"{w}.jsonl", w) for w in range(len(plan.streams))]
     shared = open_store(info, url, ns)
@@ -179,29 +181,42 @@ def _gather(sc: Scenario, seed: int, tmp: Path, budget: float, url: str = "",
     return None, n
 
 
+def _cases() -> Iterator[tuple[str, str, Scenario]]:
+    """(store, label, scenario): the story scenario of each race, and a tiny run of it."""
+    for store, file in RACES.items():
+        sc = load_scenario(SCENARIOS / file).with_overrides(store=store)
+        yield store, f"{sc.workers} workers x {sc.ops} ops, {file}", sc
+        tiny = sc.with_overrides(workers=2, ops=5, sessions=1)
+        yield store, "2 workers x 5 ops, 1 session", tiny
+
+
 def detection(tmp: Path, reps: int, budget: float) -> None:
-    print(f"3. time to first detection (median of {reps}; budget {budget:.0f} s each; "
-          "'-' = not found)")
+    print(f"3. time to first detection (median of {reps} from different seeds; budget "
+          f"{budget:.0f} s each; '-' = not found; a mode that misses once is not repeated)")
     with ManagedRedis(tmp / "gather-redis", "none") as redis:
-        for store, file in RACES.items():
-            sc = load_scenario(SCENARIOS / file).with_overrides(store=store)
+        for store, label, sc in _cases():
             url = redis.url if BUILTINS[store].backend == "redis" else ""
             modes: dict[str, Callable[..., tuple[float | None, int]]] = {
                 "free mode": _free,
-                "controlled PCT": _pct,
+                "controlled PCT": _controlled,
+                "controlled random": partial(_controlled, strategy="random"),
                 "asyncio.gather": partial(_gather, url=url),
                 "gather + threads": partial(_gather, url=url, threads=True),
             }
-            print(f"   {store} ({sc.workers} workers x {sc.ops} ops, {file})")
+            print(f"   {store} ({label})")
             med: dict[str, float | None] = {}
             for name, fn in modes.items():
-                got = [fn(sc, 100 + 1000 * r, tmp, budget) for r in range(reps)]
+                got: list[tuple[float | None, int]] = []
+                for r in range(reps):
+                    got.append(fn(sc, 100 + 1000 * r, tmp, budget))
+                    if got[-1][0] is None:
+                        break
                 times = [t for t, _ in got if t is not None]
                 med[name] = statistics.median(times) if len(times) == reps else None
                 runs = statistics.median(n for _, n in got)
                 shown = f"{med[name]:7.2f} s" if med[name] is not None else "      -  "
-                print(f"     {name:18} {shown}  ({len(times)}/{reps} found, median {runs:g} "
-                      "runs/schedules)")
+                print(f"     {name:18} {shown}  ({len(times)}/{len(got)} found, median "
+                      f"{runs:g} runs/schedules each)")
             base = med["controlled PCT"]
             if base:
                 ratios = ", ".join(

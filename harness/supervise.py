@@ -30,13 +30,16 @@ import psutil
 
 from harness.history import Event
 
-__all__ = ["LEAK_MIN", "SAMPLE_S", "SERIES_MAX", "Supervisor", "steady_growth"]
+__all__ = ["LEAK_MIN", "LEAK_ROLES", "SAMPLE_S", "SERIES_MAX", "Supervisor", "steady_growth"]
 
 SAMPLE_S = 0.2
 SERIES_MAX = 120
 METRICS = ("cpu", "rss", "fds", "files", "conns")
 #: The least growth (first to last quarter of a process's life) flagged as a leak.
 LEAK_MIN: dict[str, float] = {"rss": 8 << 20, "fds": 8, "files": 8, "conns": 8}
+#: Whose growth is a leak: the harness's processes and the store code in the workers. A
+#: server's memory grows with the data it holds; its series is reported, never flagged.
+LEAK_ROLES = frozenset({"coordinator", "worker", "final-read", "nemesis"})
 _HELPERS = ("forkserver", "resource_tracker", "semaphore_tracker")  # exit with the coordinator
 
 
@@ -212,7 +215,8 @@ class Supervisor:
                        cpu_max=max(series["cpu"]), rss_max=max(series["rss"]),
                        fds_max=max(series["fds"]), files_max=max(series["files"]),
                        conns_max=max(series["conns"]))
-        out["leak"] = [m for m, lim in LEAK_MIN.items() if steady_growth(series[m], lim)]
+        out["leak"] = [m for m, lim in LEAK_MIN.items()
+                       if role in LEAK_ROLES and steady_growth(series[m], lim)]
         out["series"] = series
         return out
 

@@ -29,7 +29,7 @@ def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.
         return fast
     from harness.checker.exact import check_exact, merge_results
 
-    flagged = {v.session for v in fast.violations}
+    flagged = {v.session for v in fast.violations if v.session is not None}
     return merge_results(fast, check_exact(events, budget_s=budget_s, skip=flagged))
 
 

@@ -147,6 +147,7 @@ def _check_rollbacks(
         sid = inv.value
         if comp.type == "fail" and NOT_FOUND.match(comp.error or ""):
             snap = created.get(sid)
+            known: tuple[Event, Event] | None = None
             if snap is not None and snap[1].time < inv.time:
                 known = snap
             else:

@@ -44,7 +44,11 @@ def check_exact(
         if time.monotonic() > deadline:
             unknown.append(name)
             continue
-        ops = session_ops(so, rep)
+        try:
+            ops = session_ops(so, rep)
+        except _Unmodelled:
+            unknown.append(name)
+            continue
         out = search(ops, deadline)
         searched += 1
         explored += out.explored
@@ -92,15 +96,17 @@ def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
 
     for inv, comp in so.appends:
         v = inv.value
-        if (comp is None or comp.type != "fail") and read_tokens([v]) is not None:
-            add("append", inv, comp, _hi(comp), arg=v[1])
+        if comp is None or comp.type != "fail":
+            if read_tokens([v]) is None:
+                raise _Unmodelled(f"append with value {v!r}")
+            add("append", inv, comp, _hi(comp), arg=_turn(v))
     for inv, comp in so.reads:
         if comp is not None and comp.type in ("ok", "fail"):
             toks = read_tokens(comp.value) if comp.type == "ok" else None
             if toks is None:
                 _unreadable(so.session, "read", inv, comp, rep)
             else:
-                add("read", inv, comp, comp.time, out=tuple(toks))
+                add("read", inv, comp, comp.time, out=tuple(map(_turn, comp.value)))
     created = _snapshot_ops(so, add)
     referenced = _rollback_ops(so, add)
     for inv, comp in so.lists:
@@ -151,6 +157,20 @@ def _tighten(ops: list[Op], unexplained: tuple[str, ...]) -> list[Op]:
     return out
 
 
+def _turn(item: Any) -> str:
+    """A turn as the model holds it: role and token in one string (a role changed by the
+    store makes another turn)."""
+    return f"{item[0]}{_SEP}{item[1]}"
+
+
+_SEP = "\x1f"
+
+
+class _Unmodelled(Exception):
+    """An op that may have taken effect but whose effect the model cannot know (a value
+    that breaks the history's format): the session's verdict is unknown."""
+
+
 def _hi(comp: Event | None) -> int:
     return comp.time if comp is not None and comp.type == "ok" else INF
 
@@ -173,6 +193,8 @@ def _rollback_ops(so: SessionOps, add: Any) -> set[str]:
     for inv, comp in so.rollbacks:
         sid = inv.value
         if type(sid) is not str:
+            if comp is None or comp.type != "fail":
+                raise _Unmodelled(f"rollback to {sid!r}")
             continue
         if comp is None or comp.type not in ("ok", "fail"):
             referenced.add(sid)
@@ -236,5 +258,6 @@ def _kind(op: Op, turns: tuple[str, ...], ids: set[str], ops: list[Op]) -> tuple
 
 def _seq(xs: Any, limit: int = 6) -> str:
     xs = list(xs)
-    body = ", ".join(short(x, 24) for x in xs[:limit])
+    body = ", ".join(short(x.split(_SEP)[-1] if isinstance(x, str) else x, 24)
+                     for x in xs[:limit])
     return f"[{body}{', …' if len(xs) > limit else ''}] ({len(xs)} items)"

@@ -22,12 +22,14 @@ from typing import Any
 
 from harness.checker.evidence import Reporter
 from harness.checker.ops import NEG, Pair, describe, short
-from harness.checker.turns import COMP, HI, INV, LO, ROLE, Owners, TurnIndex
+from harness.checker.turns import COMP, HI, INV, LO, ROLE, AppendRec, Owners, TurnIndex
 from harness.history import Event
 
 __all__ = ["BAD", "CLEAN", "CONFLICT", "Obs", "PathTree", "read_tokens"]
 
 _token = itemgetter(1)
+#: A read with at most this many turns new to the tree skips the general slow path.
+_NEW_MAX = 16
 
 #: Status of an observed read: a verified path / disagrees with the tree / has bad turns.
 CLEAN, CONFLICT, BAD = 0, 1, 2
@@ -81,10 +83,13 @@ class PathTree:
         self.status: list[int] = []
         #: ``(read number, position, token)`` where a read's path left the tree.
         self.conflicts: list[tuple[int, int, str]] = []
+        #: token -> ``(W, P, read number)`` for a turn first shown by a read that completed
+        #: before its append did (see :mod:`~harness.checker.presence`).
+        self.read_witness: dict[str, tuple[int, int, int]] = {}
 
     def build(self, reads: Sequence[Pair]) -> None:
         """Pass 1 over the session's reads (in completion order)."""
-        obs, status = self.obs, self.status
+        obs, status, nodes = self.obs, self.status, self.nodes
         degraded = self.turns.ambiguous
         for inv, comp in reads:
             if comp is None or comp.type != "ok":
@@ -93,8 +98,19 @@ class PathTree:
                 continue
             v = comp.value
             if not degraded and type(v) is list:
+                n = len(v)
+                last = v[-1] if n else None
+                if type(last) is list and len(last) == 2 and type(last[1]) is str:
+                    node = nodes.get(last[1])
+                    if node is not None and node[1] == n - 1:
+                        # the whole read is a path already: one C-level comparison
+                        ref = obs[node[0]][2]
+                        if ref is v or ref[:n] == v:
+                            obs.append((inv, comp, v))
+                            status.append(CLEAN)
+                            continue
                 k = self._known_prefix(v)
-                if k == len(v):
+                if k == n:
                     obs.append((inv, comp, v))
                     status.append(CLEAN)
                     continue
@@ -103,10 +119,10 @@ class PathTree:
             self._slow(inv, comp, v)
 
     def _known_prefix(self, v: list[Any]) -> int:
-        """The length of ``v``'s verified prefix when it leaves at most 3 turns new to the
+        """The length of ``v``'s verified prefix when it leaves at most _NEW_MAX turns new to the
         tree (the common case: a read a little after another), else -1."""
         nodes, n = self.nodes, len(v)
-        for k in range(n, max(n - 4, 0), -1):
+        for k in range(n, max(n - _NEW_MAX - 1, 0), -1):
             last = v[k - 1]
             if type(last) is not list or len(last) != 2:
                 return -1
@@ -117,7 +133,7 @@ class PathTree:
                     return -1
                 ref = self.obs[node[0]][2]
                 return k if ref is v or ref[:k] == v[:k] else -1
-        return 0 if n <= 3 else -1
+        return 0 if n <= _NEW_MAX else -1
 
     def _extend(self, inv: Event, comp: Event, v: list[Any], k: int) -> bool:
         """Add ``v``'s new turns (after the verified prefix of length ``k``, none of them in
@@ -125,6 +141,21 @@ class PathTree:
         recs, nodes = self.turns.recs, self.nodes
         ml = nodes[v[k - 1][1]][2] if k else NEG
         hi = comp.time
+        if k == len(v) - 1:  # the common case: one new turn
+            item = v[k]
+            if type(item) is not list or len(item) != 2:
+                return False
+            role, tok = item
+            rec = recs.get(tok) if type(tok) is str else None
+            if rec is None or rec[ROLE] != role or rec[LO] > hi or ml > rec[HI]:
+                return False
+            rno = len(self.obs)
+            self.obs.append((inv, comp, v))
+            self.status.append(CLEAN)
+            nodes[tok] = (rno, k, rec[LO] if rec[LO] > ml else ml)
+            if rec[HI] > hi:
+                self._seen_first(tok, rec, inv, comp, rno)
+            return True
         new: list[tuple[str, int]] = []
         for item in v[k:]:
             if type(item) is not list or len(item) != 2:
@@ -143,7 +174,14 @@ class PathTree:
         self.status.append(CLEAN)
         for i, (tok, m) in enumerate(new, start=k):
             nodes[tok] = (rno, i, m)
+            if recs[tok][HI] > hi:
+                self._seen_first(tok, recs[tok], inv, comp, rno)
         return True
+
+    def _seen_first(self, tok: str, rec: AppendRec, inv: Event, comp: Event, rno: int) -> None:
+        """The first read showing ``tok`` completed before its append did (or the append's
+        outcome is unknown): that read is the turn's witness (see ``presence``)."""
+        self.read_witness[tok] = (inv.time if inv.time > rec[LO] else rec[LO], comp.time, rno)
 
     # -- the slow path: a read with turns new to the tree ---------------------------------
 
@@ -185,6 +223,8 @@ class PathTree:
             if lo > ml:
                 ml = lo
             nodes[t] = (rno, i, ml)
+            if recs[t][HI] > comp.time:
+                self._seen_first(t, recs[t], inv, comp, rno)
 
     def _verified(self, v: list[Any], toks: list[Any]) -> int:
         """The length of the longest prefix of ``v`` that is already a path of the tree
@@ -294,6 +334,8 @@ class PathTree:
         )
 
     def _unknown(self, inv: Event, comp: Event, tok: str) -> None:
+        if self.turns.malformed:
+            return  # the turn may be that of an append whose value we could not read
         other = self.owners.of(tok)
         if other is not None:
             name, (ainv, acomp) = other

@@ -60,23 +60,13 @@ class Presence:
             self._compute_kept()
 
     def _witnesses(self) -> None:
-        P, W, seen_by = self.P, self.W, self.seen_by
-        nodes, obs = self.tree.nodes, self.tree.obs
-        for t, rec in self.recs.items():
-            lo, hi = rec[0], rec[1]
-            node = nodes.get(t)
-            if node is not None:
-                rinv, rcomp, _ = obs[node[0]]
-                if hi <= rcomp.time:
-                    P[t] = hi
-                    W[t] = lo
-                else:
-                    P[t] = rcomp.time
-                    W[t] = rinv.time if rinv.time > lo else lo
-                    seen_by[t] = node[0]
-            elif hi != INF:
-                P[t] = hi
-                W[t] = lo
+        recs = self.recs
+        P = self.P = {t: r[1] for t, r in recs.items() if r[1] != INF}
+        W = self.W = {t: r[0] for t, r in recs.items() if r[1] != INF}
+        for t, (w, p, rno) in self.tree.read_witness.items():
+            W[t] = w
+            P[t] = p
+            self.seen_by[t] = rno
         self.wtok = sorted(W, key=W.__getitem__)
         self.wlo = list(map(W.__getitem__, self.wtok))
 
@@ -112,8 +102,8 @@ class Presence:
     def _kept_by(self, cands: list[Rollback]) -> frozenset[str] | None:
         """Turns every candidate's snapshot certainly holds (None: nothing is certain)."""
         if len(cands) == 1:
-            c = cands[0][2]
-            return self._kept.get(c) or None if c is not None else None
+            sid = cands[0][2]
+            return (self._kept.get(sid) or None) if sid is not None else None
         if not cands:
             return None
         acc: frozenset[str] | None = None
@@ -180,14 +170,15 @@ class Presence:
         d = self._doomed.get(key)
         if d is None:
             d = set()
-            snap = self.rbi.snapshot_of(rb) if self.rbi else None
-            if snap is not None and snap[1] is not None:
+            rbi = self.rbi
+            snap = rbi.snapshot_of(rb) if rbi is not None else None
+            if rbi is not None and snap is not None and snap[1] is not None:
                 if not self._alo:
                     lo_of = {t: self.recs[t][LO] for t in self.P}
                     self._atok = sorted(lo_of, key=lo_of.__getitem__)
                     self._alo = list(map(lo_of.__getitem__, self._atok))
                 rlo, P = rb[0], self.P
-                i = bisect_right(self._alo, max(snap[1].time, self.rbi.last_hi_before(rlo)))
+                i = bisect_right(self._alo, max(snap[1].time, rbi.last_hi_before(rlo)))
                 j = bisect_left(self._alo, rlo)
                 d = {t for t in self._atok[i:j] if P[t] < rlo}
             self._doomed[key] = d

@@ -21,7 +21,7 @@ __all__ = ["Rollback", "RollbackIndex"]
 
 #: ``(lo, hi, target id or None, invoke, completion)`` of a rollback that did not fail;
 #: ``hi`` is INF unless it completed ok.
-Rollback = tuple[int, int, "str | None", Event, "Event | None"]
+Rollback = tuple[int, int, str | None, Event, Event | None]
 
 
 class RollbackIndex:

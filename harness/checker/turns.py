@@ -2,14 +2,17 @@
 
 A turn is identified by its token (``value[1]`` of an append): DESIGN.md guarantees every
 appended content is unique within a run. A session where some token was appended more than
-once without failing (a retry with the same content) is *ambiguous*: the checker then only
-checks what stays sound without uniqueness (provenance, formats, duplicate counts).
+once without failing (a retry with the same content), or where some append's value was not
+``[role, token]`` (so its turn is unknown), is *ambiguous*: the checker then only checks
+what stays sound there (formats, duplicate counts, and provenance only if every append of
+the session is known).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from harness.checker.ops import INF, Pair
 from harness.history import Event
@@ -17,11 +20,15 @@ from harness.history import Event
 __all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "Owners", "TurnIndex", "index_appends"]
 
 #: Fields of an :data:`AppendRec`.
-LO, HI, ROLE, INV, COMP = 0, 1, 2, 3, 4
+LO: Final = 0
+HI: Final = 1
+ROLE: Final = 2
+INV: Final = 3
+COMP: Final = 4
 
 #: ``(lo, hi, role, invoke, completion)`` of a non-failed append; ``hi`` is INF unless ok.
 #: For a token appended more than once: the widest interval and the first role.
-AppendRec = tuple[int, int, str, Event, "Event | None"]
+AppendRec = tuple[int, int, str, Event, Event | None]
 
 
 @dataclass(slots=True)
@@ -38,7 +45,7 @@ class TurnIndex:
 
     @property
     def ambiguous(self) -> bool:
-        return bool(self.multi)
+        return bool(self.multi) or self.malformed > 0
 
     def allowed(self, token: str) -> int:
         """How many times the token may appear in one read."""

@@ -44,8 +44,8 @@ class H:
         f, s, iv = self.pending.pop(p)
         if value is None and f in ("append", "rollback"):
             value = iv
-        if f == "read" and value is not None:
-            value = self.turns(value) if all(isinstance(x, str) for x in value) else value
+        if f == "read" and isinstance(value, list) and all(isinstance(x, str) for x in value):
+            value = self.turns(value)
         return self._ev(p, "ok", f, s, value, **kw)
 
     def fail(self, p: int | str, error: str = "Error: boom", **kw: Any) -> Event:

@@ -3,7 +3,7 @@ pause outlives the TTL.
 
 The story: the history is one JSON value per session (as in ``zoo.redis-rmw-append``),
 and the race was fixed with a lock held for the whole agent step: ``SET lock NX PX 200``,
-GET the history, update the conversation summary (a model call in the real code; 2 ms
+GET the history, update the conversation summary (a model call in the real code; 10 ms
 here), SET the history, then a delete that checks the owner. 200 ms is far longer than a
 step takes. But a process that stops for longer (a GC pause, a swapped-out VM, SIGSTOP)
 while holding the lock loses it without knowing: another process takes it and appends,
@@ -23,7 +23,7 @@ from harness.errors import SnapshotNotFound
 from harness.stores.zoo.redis_rmw_append import RmwAppendStore
 
 LEASE_MS = 200
-SUMMARY_S = 0.002  # stands for the summarizer call made while holding the lock
+SUMMARY_S = 0.01  # stands for the summarizer call made while holding the lock
 _UNLOCK = """if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0"""
 
