@@ -9,13 +9,14 @@ Each (size, processes) runs in its own subprocess, which builds the history, tim
 and reports its peak RSS (``ru_maxrss``, the history included).
 
 The histories are what a long nightly run produces: a correct store driven by N worker
-processes with overlapping ops (invoke, take effect, complete at three random later steps),
-1 in 1000 ops cut short by a crash or an unknown outcome, a mix of 45% appends, 25% reads,
-10% snapshots, 8% rollbacks and 12% listings. Workers talk to a pool of 32 live
-conversations; a conversation retires after ~150 ops and a new one takes its place (so
-1e6 ops touch ~6,700 sessions and a read returns ~40 turns on average, as reads return the
-whole session). Read values share their turn objects, as a coordinator's in-memory history
-does; a history parsed from JSON holds separate copies and takes more memory, not more time.
+processes with overlapping ops (each is invoked, takes effect and completes at three
+random later steps), 1 in 1000 ops cut short by a crash or an unknown outcome, and the op
+mix of the shipped chaos scenarios (append 8 : read 4 : snapshot 1 : rollback 1 :
+list_snapshots 1). Workers talk to a pool of 32 live conversations; a conversation retires
+after 150 ops and a new one takes its place, so 1e6 ops touch ~6,700 sessions and a read,
+which returns the whole session, holds ~18 turns on average (rollbacks keep sessions
+short). Read values share their turn objects, as a coordinator's in-memory history does; a
+history parsed from JSON holds separate copies: more memory, about the same time.
 """
 
 from __future__ import annotations

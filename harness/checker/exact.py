@@ -260,4 +260,4 @@ def _seq(xs: Any, limit: int = 6) -> str:
     xs = list(xs)
     body = ", ".join(short(x.split(_SEP)[-1] if isinstance(x, str) else x, 24)
                      for x in xs[:limit])
-    return f"[{body}{', …' if len(xs) > limit else ''}] ({len(xs)} items)"
+    return f"[{body}{', …' if len(xs) > limit else ''}] ({len(xs)} item{'s' * (len(xs) != 1)})"

@@ -34,7 +34,8 @@ _NEW_MAX = 16
 #: Status of an observed read: a verified path / disagrees with the tree / has bad turns.
 CLEAN, CONFLICT, BAD = 0, 1, 2
 
-#: ``(read invoke, read ok, value as a list of [role, token] lists)``.
+#: ``(read invoke, read ok, value as a list of [role, token] lists)``; the value of a read
+#: that is a path of the tree is rebuilt from the tree's own turn objects (equal content).
 Obs = tuple[Event, Event, list[Any]]
 
 #: ``(number of the read that defined it, position, max invoke time over its path)``.
@@ -83,6 +84,9 @@ class PathTree:
         self.status: list[int] = []
         #: ``(read number, position, token)`` where a read's path left the tree.
         self.conflicts: list[tuple[int, int, str]] = []
+        #: The verified prefix :meth:`_known_prefix` found, made of the tree's own turn
+        #: objects (whose tokens have their hashes cached: later set operations are cheap).
+        self._prefix: list[Any] = []
         #: token -> ``(W, P, read number)`` for a turn first shown by a read that completed
         #: before its append did (see :mod:`~harness.checker.presence`).
         self.read_witness: dict[str, tuple[int, int, int]] = {}
@@ -104,14 +108,14 @@ class PathTree:
                     node = nodes.get(last[1])
                     if node is not None and node[1] == n - 1:
                         # the whole read is a path already: one C-level comparison
-                        ref = obs[node[0]][2]
-                        if ref is v or ref[:n] == v:
-                            obs.append((inv, comp, v))
+                        canon = obs[node[0]][2][:n]
+                        if canon == v:
+                            obs.append((inv, comp, canon))
                             status.append(CLEAN)
                             continue
                 k = self._known_prefix(v)
                 if k == n:
-                    obs.append((inv, comp, v))
+                    obs.append((inv, comp, self._prefix))
                     status.append(CLEAN)
                     continue
                 if k >= 0 and self._extend(inv, comp, v, k):
@@ -131,8 +135,12 @@ class PathTree:
             if node is not None:
                 if node[1] != k - 1:
                     return -1
-                ref = self.obs[node[0]][2]
-                return k if ref is v or ref[:k] == v[:k] else -1
+                pref = self.obs[node[0]][2][:k]
+                if pref != (v if k == n else v[:k]):
+                    return -1
+                self._prefix = pref
+                return k
+        self._prefix = []
         return 0 if n <= _NEW_MAX else -1
 
     def _extend(self, inv: Event, comp: Event, v: list[Any], k: int) -> bool:
@@ -150,7 +158,8 @@ class PathTree:
             if rec is None or rec[ROLE] != role or rec[LO] > hi or ml > rec[HI]:
                 return False
             rno = len(self.obs)
-            self.obs.append((inv, comp, v))
+            self._prefix.append(item)
+            self.obs.append((inv, comp, self._prefix))
             self.status.append(CLEAN)
             nodes[tok] = (rno, k, rec[LO] if rec[LO] > ml else ml)
             if rec[HI] > hi:
@@ -170,7 +179,8 @@ class PathTree:
         if len(new) > 1 and len({t for t, _ in new}) != len(new):
             return False
         rno = len(self.obs)
-        self.obs.append((inv, comp, v))
+        self._prefix.extend(v[k:])
+        self.obs.append((inv, comp, self._prefix))
         self.status.append(CLEAN)
         for i, (tok, m) in enumerate(new, start=k):
             nodes[tok] = (rno, i, m)

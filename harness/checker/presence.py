@@ -225,10 +225,17 @@ class Presence:
             self.rep.reserve("lost-turn", self.session, t)
 
     def _bad_rollback(self, rno: int, miss: Collection[str], cands: list[Rollback]) -> None:
+        """One violation per turn first found missing this way; a turn already reported
+        lost (missing before the rollback was involved) is that problem, not a new one."""
+        rep, s = self.rep, self.session
+        miss = [t for t in miss
+                if not rep.has("lost-turn", s, t) and not rep.has("bad-rollback", s, ("turn", t))]
         if not miss:
             return
         inv, comp, _ = self.tree.obs[rno]
-        t = next(iter(miss))
+        t = miss[0]
+        for other in miss[1:]:
+            rep.reserve("bad-rollback", s, ("turn", other))
         wev, wsay = self._witness_events(t)
         rbs = "; ".join(self._say_rollback(c) for c in cands[:3])
         more = f" (and {len(miss) - 1} more turns)" if len(miss) > 1 else ""
@@ -238,7 +245,7 @@ class Presence:
         self.rep.add(
             "bad-rollback",
             self.session,
-            ("read", comp.index),
+            ("turn", t),
             f"The read by {describe(comp)} lacks turn {short(t)}{more}, which {wsay}, "
             f"although every rollback that can be the last before that read restores a "
             f"snapshot holding the turn ({rbs}).",

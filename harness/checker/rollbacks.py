@@ -30,10 +30,14 @@ class RollbackIndex:
     def __init__(self, rollbacks: Sequence[Pair], snapshots: Sequence[Pair]) -> None:
         ok: list[Rollback] = []
         maybe: list[Rollback] = []
+        ids, unknown_from = self._ids(snapshots)
         for inv, comp in rollbacks:
             if comp is not None and comp.type == "fail":
                 continue
             target = inv.value if type(inv.value) is str else None
+            if target is not None and target not in ids and unknown_from == INF:
+                if comp is None or comp.type != "ok":
+                    continue  # no snapshot can have that id: the rollback did nothing
             if comp is not None and comp.type == "ok":
                 ok.append((inv.time, comp.time, target, inv, comp))
             else:
@@ -62,6 +66,19 @@ class RollbackIndex:
                 self.snaps[comp.value] = (inv, comp)
         for sid in dup:
             del self.snaps[sid]
+
+    @staticmethod
+    def _ids(snapshots: Sequence[Pair]) -> tuple[set[str], int]:
+        """Ids ok snapshot ops returned, and the earliest invoke of a snapshot op whose id is
+        unknown (not failed, not ok), which may have created any id (INF: none)."""
+        ids: set[str] = set()
+        unknown_from = INF
+        for inv, comp in snapshots:
+            if comp is not None and comp.type == "ok" and type(comp.value) is str:
+                ids.add(comp.value)
+            elif comp is None or comp.type != "fail":
+                unknown_from = min(unknown_from, inv.time)
+        return ids, unknown_from
 
     def __bool__(self) -> bool:
         return bool(self.ok or self.maybe)

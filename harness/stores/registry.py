@@ -68,7 +68,7 @@ BUILTINS: dict[str, StoreInfo] = {
         StoreInfo("zoo.sqlite-locked-write-behind",
                   _Z + "sqlite_locked_write_behind:LockedWriteBehindStore", "sqlite",
                   "a turn that waits 500 ms for the lock is parked in memory and "
-                  "acknowledged (lock-hold)", expected="reordered-turns"),
+                  "acknowledged (lock-hold)", expected="lost-turn"),
         StoreInfo("zoo.redis-lease-ttl", _Z + "redis_lease_ttl:LeaseTtlStore", "redis",
                   "a 200 ms lock lease guards read-modify-write appends (pause)",
                   expected="lost-turn"),

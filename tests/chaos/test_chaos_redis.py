@@ -32,8 +32,8 @@ BUGS = {
     "zoo.redis-lease-ttl": ("pause", (), {"pause": {"every": 0.4, "duration": 0.4}},
                             {"weights": NO_ROLLBACK, "sessions": 6}, {"lost-turn"}),
     # a server killed after it applied an RPUSH and before the reply does it too, rarely
-    "zoo.redis-retry-append": ("disconnect", ("restart",), {"disconnect": {"every": 0.15}}, {},
-                               {"duplicate-turn"}),
+    "zoo.redis-retry-append": ("disconnect", ("restart",), {"disconnect": {"every": 0.1}},
+                               {"weights": NO_ROLLBACK}, {"duplicate-turn"}),
     "zoo.redis-offline-buffer": ("restart", (), {"restart": {"every": 1.0}}, {}, LATE),
 }
 

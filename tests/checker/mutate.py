@@ -160,3 +160,41 @@ MUTATIONS: dict[str, Callable[[Sequence[Event], random.Random], tuple[list[Event
     "drop_listed": drop_listed,
     "corrupt": corrupt,
 }
+
+
+def scramble(events: Sequence[Event], rng: random.Random) -> list[Event]:
+    """A few random changes that may or may not break validity: swap two reads' values in
+    one session, truncate or thin a read, turn an append's ok into info or fail, drop an id
+    from a listing. For checking the fast checker against the exact one (never stricter)."""
+    ops = _ops(events)
+    out = list(events)
+    reads = [r for r in _ok_reads(ops) if r.comp is not None]
+    for _ in range(rng.randint(1, 3)):
+        pick = rng.randrange(4)
+        if pick == 0 and len(reads) >= 2:
+            a, b = rng.sample(reads, 2)
+            if a.inv.session == b.inv.session and a.comp is not None and b.comp is not None:
+                out[a.comp.index] = replace(out[a.comp.index], value=b.comp.value)
+                out[b.comp.index] = replace(out[b.comp.index], value=a.comp.value)
+        elif pick == 1 and reads:
+            r = rng.choice(reads)
+            assert r.comp is not None
+            v = list(out[r.comp.index].value)
+            v = v[: rng.randint(0, len(v))] if rng.random() < 0.5 else [x for x in v if rng.random() < 0.8]
+            out[r.comp.index] = replace(out[r.comp.index], value=v)
+        elif pick == 2:
+            apps = [o for o in ops if o.inv.f == "append" and o.comp is not None and o.hi != INF]
+            if apps:
+                c = rng.choice(apps).comp
+                assert c is not None
+                out[c.index] = replace(c, type=rng.choice(["info", "fail"]), value=None)
+        else:
+            lists = [o for o in ops if o.inv.f == "list_snapshots" and o.comp is not None
+                     and o.hi != INF and o.comp.value]
+            if lists:
+                c = rng.choice(lists).comp
+                assert c is not None
+                v = list(c.value)
+                v.pop(rng.randrange(len(v)))
+                out[c.index] = replace(c, value=v)
+    return out

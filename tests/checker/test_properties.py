@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from harness.checker import check
 from harness.checker.exact import check_exact
-from tests.checker.mutate import MUTATIONS
+from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import Params, simulate
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -69,3 +69,23 @@ def test_each_mutation_is_reported_with_its_kind(seed: int, prm: Params, mutatio
     assert kind in res.counts(), (kind, [(v.kind, v.message) for v in res.violations])
     assert set(res.counts()) == {kind}, [(v.kind, v.message) for v in res.violations]
     assert check_exact(events, budget_s=EXACT_BUDGET_S).valid is not True
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=80))
+def test_fast_checker_is_never_stricter_than_the_exact_one(seed: int, prm: Params) -> None:
+    """On arbitrary damaged histories: whatever the exact search can linearize, the fast
+    checker passes too (the fast checker's soundness, checked against the oracle)."""
+    events = scramble(simulate(seed, prm), random.Random(seed))
+    exact = check_exact(events, budget_s=EXACT_BUDGET_S)
+    if exact.valid is True:
+        res = check(events)
+        assert res.valid, [(v.kind, v.message) for v in res.violations]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_fast_checker_on_larger_busier_histories(seed: int) -> None:
+    prm = Params(procs=8, sessions=2, steps=1500, p_crash=0.01, p_info=0.03, p_fail=0.03)
+    res = check(simulate(seed, prm))
+    assert res.valid, [(v.kind, v.message) for v in res.violations]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from harness.control.hooks import _label, _redis_label
@@ -27,7 +29,7 @@ def test_pct_runs_the_top_priority_and_switches_at_its_change_points() -> None:
     s = PCT(random.Random(1), workers=3, depth=3, steps=50)
     assert len(s.changes) == 2
     chosen = [s.choose([0, 1, 2], k) for k in range(51)]
-    switches = sum(1 for a, b in zip(chosen, chosen[1:], strict=False) if a != b)
+    switches = sum(1 for a, b in itertools.pairwise(chosen) if a != b)
     assert switches == 2  # one per change point, all workers always eligible
 
 
