@@ -64,62 +64,75 @@ def build(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
           per_session: int = PER_SESSION) -> list[Event]:
     """A valid history of ``n_ops`` operations by ``procs`` processes, over ``pool`` live
     sessions each retired after ``per_session`` ops (0: never)."""
-    rng = random.Random(seed)
-    fs = [f for f, _ in MIX]
-    ws = [w for _, w in MIX]
-    live = [_Session(f"c{i}") for i in range(pool)]
-    n_sessions = pool
-    events: list[Event] = []
-    inflight: dict[int, list[Any]] = {}
-    idle = list(range(procs))
-    next_proc = procs
-    started = n = 0
-    t = 0
-    choices = rng.choices(fs, ws, k=n_ops)
-    while started < n_ops or inflight:
-        t += 1
-        busy = len(inflight)
-        if idle and started < n_ops and (not busy or rng.random() < len(idle) / procs):
-            p = idle.pop(rng.randrange(len(idle)))
-            f = choices[started]
-            started += 1
-            k = rng.randrange(pool)
-            ses = live[k]
-            ses.ops += 1
-            if ses.ops == per_session:
-                live[k] = _Session(f"c{n_sessions}")
-                n_sessions += 1
-            value: Any = None
-            if f == "append":
-                n += 1
-                value = ["user" if n & 1 else "assistant", f"w{p}:{n}"]
-            elif f == "rollback":
-                value = rng.choice(ses.ids) if ses.ids else "none"
-            events.append(Event(len(events), t, p, "invoke", f, ses.name, value))
-            inflight[p] = [ses, f, value, False, None, None]
-            continue
-        p = rng.choice(list(inflight))
-        op = inflight[p]
-        if not op[3]:
-            _apply(op, rng)
-            continue
-        del inflight[p]
-        r = rng.random()
-        if r < 0.0005:  # killed: never completes; a new process takes the slot
-            idle.append(next_proc)
-            next_proc += 1
-            continue
-        ses, f = op[0], op[1]
-        if r < 0.001:
-            events.append(Event(len(events), t, p, "info", f, ses.name, None, "ConnectionError"))
-        elif op[5] is not None:
-            events.append(Event(len(events), t, p, "fail", f, ses.name, None, op[5]))
+    b = _Builder(n_ops, procs, random.Random(seed), pool, per_session)
+    while b.started < n_ops or b.inflight:
+        b.t += 1
+        idle = len(b.idle)
+        if idle and b.started < n_ops and (not b.inflight or b.rng.random() < idle / procs):
+            b.invoke()
         else:
-            events.append(Event(len(events), t, p, "ok", f, ses.name, op[4]))
+            b.advance()
+    return b.events
+
+
+class _Builder:
+    """The state of :func:`build`: live sessions, processes, ops in flight."""
+
+    def __init__(self, n_ops: int, procs: int, rng: random.Random, pool: int,
+                 per_session: int) -> None:
+        self.rng, self.pool, self.per_session = rng, pool, per_session
+        self.live = [_Session(f"c{i}") for i in range(pool)]
+        self.n_sessions = pool
+        self.events: list[Event] = []
+        self.inflight: dict[int, list[Any]] = {}
+        self.idle = list(range(procs))
+        self.next_proc = procs
+        self.started = self.n = self.t = 0
+        self.choices = rng.choices([f for f, _ in MIX], [w for _, w in MIX], k=n_ops)
+
+    def invoke(self) -> None:
+        rng = self.rng
+        p = self.idle.pop(rng.randrange(len(self.idle)))
+        f = self.choices[self.started]
+        self.started += 1
+        k = rng.randrange(self.pool)
+        ses = self.live[k]
+        ses.ops += 1
+        if ses.ops == self.per_session:
+            self.live[k] = _Session(f"c{self.n_sessions}")
+            self.n_sessions += 1
+        value: Any = None
+        if f == "append":
+            self.n += 1
+            value = ["user" if self.n & 1 else "assistant", f"w{p}:{self.n}"]
+        elif f == "rollback":
+            value = rng.choice(ses.ids) if ses.ids else "none"
+        self.events.append(Event(len(self.events), self.t, p, "invoke", f, ses.name, value))
+        self.inflight[p] = [ses, f, value, False, None, None]
+
+    def advance(self) -> None:
+        """One op in flight takes effect, or completes (rarely: is cut short)."""
+        p = self.rng.choice(list(self.inflight))
+        op = self.inflight[p]
+        if not op[3]:
+            _apply(op, self.rng)
+            return
+        del self.inflight[p]
+        r = self.rng.random()
+        if r < 0.0005:  # killed: never completes; a new process takes the slot
+            self.idle.append(self.next_proc)
+            self.next_proc += 1
+            return
+        ses, f, ev = op[0], op[1], self.events
+        if r < 0.001:
+            ev.append(Event(len(ev), self.t, p, "info", f, ses.name, None, "ConnectionError"))
+        elif op[5] is not None:
+            ev.append(Event(len(ev), self.t, p, "fail", f, ses.name, None, op[5]))
+        else:
+            ev.append(Event(len(ev), self.t, p, "ok", f, ses.name, op[4]))
             if f == "snapshot":
                 ses.ids.append(op[4])
-        idle.append(p)
-    return events
+        self.idle.append(p)
 
 
 def _apply(op: list[Any], rng: random.Random) -> None:

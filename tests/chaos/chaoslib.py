@@ -29,6 +29,6 @@ def alive(pid: int, created: float) -> bool:
     """Whether the process ``pid`` started at ``created`` still runs (zombies do not)."""
     try:
         p = psutil.Process(pid)
-        return p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE
+        return bool(p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False

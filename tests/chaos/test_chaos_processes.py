@@ -25,7 +25,7 @@ Pid = tuple[int, float]
 
 
 def _descendants(pid: int) -> set[Pid]:
-    out = set()
+    out: set[Pid] = set()
     try:
         kids = psutil.Process(pid).children(recursive=True)
     except psutil.Error:

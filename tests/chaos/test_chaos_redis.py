@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from chaoslib import CHAOS, faults_of
@@ -28,7 +29,7 @@ LATE = {"lost-turn", "reordered-turns"}  # a turn acknowledged now and written l
 
 #: zoo store -> (the fault that exposes it, other faults that can too, tweaks for a short
 #: run, scenario overrides, the violation kinds that may name it)
-BUGS = {
+BUGS: dict[str, tuple[str, tuple[str, ...], dict[str, Any], dict[str, Any], set[str]]] = {
     "zoo.redis-lease-ttl": ("pause", (), {"pause": {"every": 0.4, "duration": 0.4}},
                             {"weights": NO_ROLLBACK, "sessions": 6}, {"lost-turn"}),
     # a server killed after it applied an RPUSH and before the reply does it too, rarely

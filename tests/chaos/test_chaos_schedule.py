@@ -3,26 +3,28 @@ where faults landed (from a literal history), and the leak test: all pure, milli
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from harness.errors import InputError, ScenarioError
 from harness.history import Event
 from harness.nemesis import check_faults, fault_summary
 from harness.plan import fault_schedule, make_plan
-from harness.scenario import from_dict
+from harness.scenario import Scenario, from_dict
 from harness.supervise import steady_growth
 
 
-def _sc(faults: list[dict[str, object]], **kw: object) -> object:
+def _sc(faults: list[dict[str, Any]], **kw: Any) -> Scenario:
     return from_dict({"workers": 4, "duration": 3.0, "faults": faults, **kw})
 
 
 def test_schedule_is_a_function_of_the_seed() -> None:
     sc = _sc([{"kind": "kill", "every": 0.5}, {"kind": "pause", "at": 1.0, "duration": 2.0,
                                                "worker": 1}])
-    a, b, c = (make_plan(sc, s).faults for s in (7, 7, 8))  # type: ignore[arg-type]
+    a, b, c = (make_plan(sc, s).faults for s in (7, 7, 8))
     assert a == b and a != c
-    assert make_plan(sc, 7).to_json() == make_plan(sc, 7).to_json()  # type: ignore[arg-type]
+    assert make_plan(sc, 7).to_json() == make_plan(sc, 7).to_json()
     kills = [f for f in a if f["kind"] == "kill"]
     assert len(kills) == 6  # one in each half second of the 3 s run
     assert all(k * 0.5 <= f["at"] < (k + 1) * 0.5 for k, f in enumerate(kills))
@@ -38,7 +40,7 @@ def test_every_honours_start_stop_count_and_kind_defaults() -> None:
               {"kind": "lock-hold", "every": 0.1, "count": 3},
               {"kind": "disconnect", "at": 0.5},
               {"kind": "restart", "at": 9.0}])  # after the run's 3 s: never
-    faults = fault_schedule(sc, 1)  # type: ignore[arg-type]
+    faults = fault_schedule(sc, 1)
     disk = [f for f in faults if f["kind"] == "disk-full"]
     assert len(disk) == 5 and all(1.0 <= f["at"] < 2.0 for f in disk)
     assert all(f["duration"] == 0.5 for f in disk)  # the kind's default
@@ -69,7 +71,7 @@ def test_bad_fault_tables_are_scenario_errors(fault: dict[str, object], says: st
 def test_worker_is_checked_again_when_workers_are_overridden() -> None:
     sc = _sc([{"kind": "kill", "at": 1, "worker": 3}])
     with pytest.raises(ScenarioError, match="worker must be"):
-        sc.with_overrides(workers=2)  # type: ignore[attr-defined]
+        sc.with_overrides(workers=2)
 
 
 def test_faults_that_do_not_apply_or_destroy_external_state_are_refused() -> None:
@@ -82,13 +84,13 @@ def test_faults_that_do_not_apply_or_destroy_external_state_are_refused() -> Non
     check_faults([{"kind": "restart"}, {"kind": "kill"}], "redis", external=False)
 
 
-def _e(i: int, t: int, process: object, type_: str, f: str, value: object = None) -> Event:
-    return Event(index=i, time=t, process=process, type=type_, f=f,  # type: ignore[arg-type]
+def _e(i: int, t: int, process: int | str, type_: str, f: str, value: Any = None) -> Event:
+    return Event(index=i, time=t, process=process, type=type_, f=f,
                  session=None if process == "nemesis" else "s0", value=value)
 
 
 def test_fault_summary_says_what_each_fault_caught_in_flight() -> None:
-    faults = [{"id": 0, "kind": "kill", "at": 0.1, "worker": 0},
+    faults: list[dict[str, Any]] = [{"id": 0, "kind": "kill", "at": 0.1, "worker": 0},
               {"id": 1, "kind": "pause", "at": 0.2, "worker": 1, "duration": 0.1},
               {"id": 2, "kind": "disk-full", "at": 0.3, "duration": 0.1},
               {"id": 3, "kind": "kill", "at": 0.4, "worker": 1},
@@ -127,3 +129,13 @@ def test_steady_growth_is_growth_through_the_whole_series() -> None:
     assert not steady_growth([10, 20, 30, 40], 8)  # too few samples to say
     assert not steady_growth([100 * mib + k for k in range(12)], 8 * mib)  # too little
     assert steady_growth([10 + 3 * k for k in range(20)], 8)  # descriptors piling up
+
+
+def test_every_fault_kind_is_validated_scheduled_and_applied_alike() -> None:
+    from harness.nemesis import APPLIES
+    from harness.plan import FAULT_DEFAULTS
+    from harness.scenario import FAULT_KINDS
+
+    assert set(FAULT_KINDS) == set(APPLIES)
+    assert set(FAULT_DEFAULTS) <= set(FAULT_KINDS)
+    assert all(set(d) <= FAULT_KINDS[k] for k, d in FAULT_DEFAULTS.items())

@@ -5,6 +5,7 @@ that fault and stays hidden under the others."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from chaoslib import faults_of
@@ -19,7 +20,7 @@ LATE = {"lost-turn", "reordered-turns"}  # a turn acknowledged now and written l
 
 #: zoo store -> (the fault that exposes it, other faults that can too, tweaks for a short
 #: run, the violation kinds that may name it)
-BUGS = {
+BUGS: dict[str, tuple[str, tuple[str, ...], dict[str, Any], set[str]]] = {
     "zoo.sqlite-crash-resume": ("kill", (), {}, {"lost-turn"}),
     "zoo.sqlite-swallow-full": ("disk-full", (), {"disk-full": {"every": 0.8}}, {"lost-turn"}),
     # a pause that lands while a writer holds the lock is a lock hold too
