@@ -90,11 +90,16 @@ def _sigterm_as_interrupt() -> Iterator[None]:
             signal.signal(sig, h)
 
 
-def reproduce_command(sc: Scenario, seed: int, redis_url: str = "") -> str:
+def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
+                      destructive: bool = False) -> str:
+    """The ``harness run`` command line that reruns this scenario with this seed."""
     args = ["harness", "run", sc.source or "SCENARIO", "--seed", str(seed), "--store", sc.store,
-            "--workers", str(sc.workers), "--ops", str(sc.ops), "--duration", f"{sc.duration:g}"]
+            "--workers", str(sc.workers), "--ops", str(sc.ops), "--sessions", str(sc.sessions),
+            "--duration", f"{sc.duration:g}"]
     if redis_url:
         args += ["--redis-url", redis_url]
+    if destructive:
+        args.append("--allow-destructive-faults")
     if sc.control.get("enabled"):  # the same seed gives the same interleaving
         args += ["--controlled", "--strategy", str(sc.control.get("strategy", "pct"))]
     return shlex.join(args)
@@ -138,7 +143,7 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     say("check", {"events": len(events)})
     result = check(events)
     res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
-                    reproduce_command(scenario, seed, redis_url),
+                    reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
                     target.note or target.url,
                     _stats(events, time.monotonic() - started) | control_stats(run_dir)
                     | _chaos_stats(events, plan, supervisor))

@@ -38,18 +38,22 @@ def check_exact(
     rep = Reporter()
     unknown: list[str] = []
     searched = explored = 0
-    for name, so in sessions.items():
-        if name in skip:
-            continue
-        if time.monotonic() > deadline:
+    todo = [name for name in sessions if name not in skip]
+    for n, name in enumerate(todo):
+        so = sessions[name]
+        now = time.monotonic()
+        if now > deadline:
             unknown.append(name)
             continue
+        # a fair share of what is left (twice that: easy sessions leave most of theirs),
+        # so one hard session cannot starve all the others
+        share = min(deadline, now + 2 * (deadline - now) / (len(todo) - n))
         try:
             ops = session_ops(so, rep)
         except _Unmodelled:
             unknown.append(name)
             continue
-        out = search(ops, deadline)
+        out = search(ops, share)
         searched += 1
         explored += out.explored
         if out.ok is None:

@@ -3,13 +3,16 @@
 State: the turns (tokens, oldest first) and the snapshots (id -> turns), both immutable.
 ``step(state, op)`` returns every state the op can lead to given what it returned: none if
 the result is impossible in ``state``, several when an op's outcome is unknown (an ``info``
-snapshot may have created any id that something later refers to, or a fresh one).
+snapshot may have created any id that something later refers to).
 
 Semantics (DESIGN.md): append adds at the end; snapshot records the current turns under a
 new id; rollback makes the turns the snapshot's and removes no snapshot; list_snapshots
 returns the session's ids. An op whose outcome is unknown (``info``, or never completed)
 may take effect at any point after its invocation, or never, which the search expresses by
-giving it no return time.
+giving it no return time: such an op never *has* to be applied, so ``step`` offers only the
+outcomes that something can observe. An unknown snapshot that created an id nothing refers
+to, or an unknown rollback to an id that does not exist (it failed), changes nothing any
+later op can see but a listing, which it could only contradict: "never" covers both.
 """
 
 from __future__ import annotations
@@ -78,15 +81,14 @@ def step(state: State, op: Op) -> list[State]:
     if kind == "snapshot":
         return [] if _get(snaps, op.out) is not None else [(turns, _put(snaps, op.out, turns))]
     if kind == "snapshot?":
-        ids = [sid for sid in op.arg if _get(snaps, sid) is None] + [f"?{op.id}"]
-        return [(turns, _put(snaps, sid, turns)) for sid in ids]
+        return [(turns, _put(snaps, sid, turns)) for sid in op.arg if _get(snaps, sid) is None]
     if kind == "list":
         return [state] if frozenset(k for k, _ in snaps) == op.out else []
     target = _get(snaps, op.arg)
     if kind == "rollback":
         return [] if target is None else [(target, snaps)]
     if kind == "rollback?":
-        return [state] if target is None else [(target, snaps)]
+        return [] if target is None else [(target, snaps)]
     if kind == "rollback-missing":
         return [state] if target is None else []
     raise ValueError(f"unknown op kind {kind!r}")
