@@ -76,7 +76,7 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
         sc = _with_control(sc, controlled, strategy, schedules)
         with _progress(quiet) as say:
             if sc.control.get("enabled"):
-                res = _search(sc, reports, redis_url, say)
+                res = _search(sc, reports, redis_url, say, allow_destructive_faults)
             else:
                 res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say,
                                    allow_destructive_faults=allow_destructive_faults)
@@ -101,7 +101,7 @@ def _with_control(sc: Any, controlled: bool, strategy: str | None,
     return sc.with_overrides(control=control)
 
 
-def _search(sc: Any, reports: Path, redis_url: str, say: Any) -> Any:
+def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool = False) -> Any:
     """Controlled runs over seeds N, N+1, ... until a violation (``[control] schedules``)."""
     import random
 
@@ -121,7 +121,7 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any) -> Any:
                               f"{verdict or 'no violation'}")
 
     return search(sc, schedules=spec.schedules, reports=reports, redis_url=redis_url,
-                  progress=say, on_attempt=attempt)
+                  progress=say, on_attempt=attempt, allow_destructive_faults=destructive)
 
 
 class _progress:
@@ -236,8 +236,8 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
 @click.option("--redis-url", metavar="URL", default="", help="As for `run`.")
 def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
                budget: float, redis_url: str) -> None:
-    """Minimize a failing run (workers, ops, sessions, scheduling steps) while it still
-    fails with the same violation kind; write repro.toml and test_repro_<kind>.py."""
+    """Minimize a failing run (faults, workers, ops, sessions, scheduling steps) while it
+    still fails with the same violation kind; write repro.toml and test_repro_<kind>.py."""
     from harness.shrink import shrink
 
     try:
@@ -248,8 +248,9 @@ def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
     o, c = r.original, r.case
     click.echo(f"{r.kind}: {len(o.streams)} workers, {o.ops} ops, {o.sessions} sessions, "
                f"{len(o.trace)} steps -> {len(c.streams)} workers, {c.ops} ops, "
-               f"{c.sessions} sessions, {len(c.trace)} steps "
-               f"({r.runs} runs, {r.seconds:.1f} s)")
+               f"{c.sessions} sessions, {len(c.trace)} steps"
+               + (f", {len(o.faults)} -> {len(c.faults)} faults" if o.faults else "")
+               + f" ({r.runs} runs, {r.seconds:.1f} s)")
     click.echo(f"wrote {r.repro}\nwrote {r.test}")
     if r.reference is not None:
         click.echo(f"on the reference store {r.reference!r} it "

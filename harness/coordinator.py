@@ -10,7 +10,7 @@ import shlex
 import signal
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from harness.checker import CheckResult, check
 from harness.control import control_stats, controller_for
 from harness.errors import InputError, TargetError
 from harness.history import Event, merge, read_log, write_history
-from harness.nemesis import Board, Nemesis, Slots, check_faults, fault_summary
+from harness.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
 from harness.plan import Op, Plan, make_plan
 from harness.scenario import Scenario
 from harness.stores.registry import StoreInfo, resolve
@@ -251,15 +251,19 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
 
         specs = [replace(s, control=ctl.attach) for s in specs]
     nemesis = None
-    if ctl is None and plan.faults:
-        specs, nemesis = _nemesis(plan, specs, procs, ctx, target, run_dir, allow_destructive)
+    if plan.faults:  # controlled mode: each fault at a scheduling decision
+        specs, nemesis = _nemesis(plan, specs, procs, ctx, target, run_dir, allow_destructive,
+                                  stepped=ctl is not None)
     try:
         for spec in specs:
             procs.append(_spawn(ctx, spec))
         say("started", {"workers": len(procs), "ops": plan.total_ops})
         if ctl is not None:
-            ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S,
-                      pin=getattr(target, "pids", []))  # a managed redis-server
+            stepped = nemesis if isinstance(nemesis, SteppedNemesis) else None
+            with stepped or nullcontext():
+                ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S,
+                          pin=getattr(target, "pids", []),  # a managed redis-server
+                          nemesis=stepped)
         elif nemesis is None:
             _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
         else:
@@ -273,9 +277,11 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
 
 
 def _nemesis(plan: Plan, specs: list[WorkerSpec], procs: list[Any], ctx: Any, target: Target,
-             run_dir: Path, allow_destructive: bool) -> tuple[list[WorkerSpec], Nemesis]:
-    """The worker specs, now sharing a board, and the free-mode nemesis of a plan with
-    faults; a killed slot's replacement gets a new process number."""
+             run_dir: Path, allow_destructive: bool,
+             stepped: bool = False) -> tuple[list[WorkerSpec], Nemesis]:
+    """The worker specs, now sharing a board, and the nemesis of a plan with faults (the
+    controlled-mode one if ``stepped``); a killed slot's replacement gets a new process
+    number."""
     from dataclasses import replace
 
     board = Board(ctx, len(specs))
@@ -286,7 +292,8 @@ def _nemesis(plan: Plan, specs: list[WorkerSpec], procs: list[Any], ctx: Any, ta
                                    log_path=log_path(run_dir, process)))
 
     slots = Slots(procs, [len(s) for s in plan.streams], board, respawn)
-    return specs, Nemesis(plan.faults, target, run_dir, slots, ctx, allow_destructive)
+    kind = SteppedNemesis if stepped else Nemesis
+    return specs, kind(plan.faults, target, run_dir, slots, ctx, allow_destructive)
 
 
 def _final_read(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,

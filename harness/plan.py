@@ -1,5 +1,6 @@
-"""Seed -> per-worker operation streams (and, later, a fault schedule). Nothing random
-happens anywhere else: the same scenario and seed give a byte-identical plan.
+"""Seed -> per-worker operation streams and a fault schedule (faults at times in free
+mode, at scheduling decisions in controlled mode). Nothing random happens anywhere else:
+the same scenario and seed give a byte-identical plan.
 
 Every appended content is unique within a run: it starts with ``w<worker>.<n>|`` and then
 carries a payload drawn from a mix that exercises encodings (unicode, emoji, quotes,
@@ -18,10 +19,12 @@ from typing import Any
 
 import orjson
 
+from harness.errors import ScenarioError
 from harness.scenario import Scenario
 from harness.stores.base import ALL_CAPABILITIES
 
-__all__ = ["FAULT_DEFAULTS", "Op", "Plan", "fault_schedule", "make_plan", "session_names"]
+__all__ = ["FAULT_DEFAULTS", "STEP_DEFAULTS", "Op", "Plan", "explicit_faults", "fault_schedule",
+           "make_plan", "session_names", "step_estimate", "stepped_faults"]
 
 ROLES = ("user", "assistant", "tool", "system")
 _WORDS = ("memory", "turn", "agent", "rollback", "snapshot", "tool_call", "ok", "the", "a")
@@ -94,7 +97,25 @@ def make_plan(
     if explicit:  # an explicit plan (a shrunk repro): the ops are given, not drawn
         streams = tuple(tuple(Op(**o) for o in s) for s in explicit)
     return Plan(seed=seed, sessions=sessions, streams=streams,
-                faults=fault_schedule(scenario, seed))
+                faults=_faults(scenario, seed, streams))
+
+
+def _faults(scenario: Scenario, seed: int,
+            streams: tuple[tuple[Op, ...], ...]) -> tuple[dict[str, Any], ...]:
+    """Free mode: the timed schedule. Controlled mode: ``[control] faults`` as given, else
+    the timed schedule moved onto scheduling decisions."""
+    control = scenario.control
+    if control.get("faults") is not None:
+        if not control.get("enabled"):
+            raise ScenarioError(f"{scenario.source or '<scenario>'}: control.faults places "
+                                "faults at scheduling decisions: it needs controlled mode "
+                                "(control.enabled = true or --controlled)")
+        return explicit_faults(control["faults"])
+    timed = fault_schedule(scenario, seed)
+    if not control.get("enabled") or not timed:
+        return timed
+    return stepped_faults(timed, scenario.duration,
+                          step_estimate(streams, int(control.get("steps", 0))))
 
 
 def _stream(
@@ -191,3 +212,52 @@ def _fault_times(rng: random.Random, rule: dict[str, Any], duration: float) -> l
         times.append(t)
         k += 1
     return times
+
+
+#: Controlled mode: how many decisions a ``[control] faults`` entry lasts when it does not
+#: say (``for_steps``), per kind.
+STEP_DEFAULTS: dict[str, int] = {"pause": 20, "disk-full": 20, "lock-hold": 20}
+#: The keys of a controlled-mode fault (``[control] faults``, ``trace.json``), besides ``id``.
+STEPPED_KEYS = ("kind", "at_step", "worker", "for_steps")
+
+
+def step_estimate(streams: tuple[tuple[Op, ...], ...], steps: int = 0) -> int:
+    """The scheduling decisions a controlled run is expected to take: ``steps`` when the
+    scenario gives it (``[control] steps``), else two per op and two per worker."""
+    return steps or 2 * sum(len(s) for s in streams) + 2 * len(streams)
+
+
+def stepped_faults(faults: tuple[dict[str, Any], ...], duration: float,
+                   steps: int) -> tuple[dict[str, Any], ...]:
+    """Timed faults (:func:`fault_schedule`) as controlled-mode faults: the run's
+    ``duration`` maps onto its ``steps`` estimated decisions, so a fault at ``at`` s
+    lands before decision ``at_step = at / duration * steps``, and one that lasts
+    ``duration`` s lasts ``for_steps`` decisions (at least one). ``stall`` has no meaning
+    there (a disconnect lands while the worker stands before its command) and is dropped.
+
+    >>> stepped_faults(({"id": 0, "kind": "pause", "at": 1.5, "worker": 2,
+    ...                  "duration": 0.6},), duration=6.0, steps=200)
+    ({'id': 0, 'kind': 'pause', 'at_step': 50, 'worker': 2, 'for_steps': 20},)
+    """
+    out = []
+    for f in faults:
+        g: dict[str, Any] = {"id": f["id"], "kind": f["kind"],
+                             "at_step": int(f["at"] / duration * steps)}
+        if "worker" in f:
+            g["worker"] = f["worker"]
+        if "duration" in f:
+            g["for_steps"] = max(1, round(f["duration"] / duration * steps))
+        out.append(g)
+    return tuple(out)
+
+
+def explicit_faults(faults: Any) -> tuple[dict[str, Any], ...]:
+    """``[control] faults`` (validated by :mod:`harness.control.spec`) as a schedule: ids
+    by position, ``for_steps`` defaulted per kind."""
+    out = []
+    for i, f in enumerate(faults):
+        g = {"id": i, **{k: f[k] for k in STEPPED_KEYS if k in f}}
+        if f["kind"] in STEP_DEFAULTS:
+            g.setdefault("for_steps", STEP_DEFAULTS[f["kind"]])
+        out.append(g)
+    return tuple(out)

@@ -2,11 +2,12 @@
 schedule, and measure how faithfully a run replays.
 
 A controlled run directory holds ``scenario.toml``, ``plan.json`` (the seed), ``trace.json``
-(the grants) and ``history.jsonl``. :func:`replay` runs the same scenario with the same
-seed and, with ``source="trace"``, makes the coordinator follow the recorded grants
-instead of drawing them; :func:`compare_runs` then says whether the two histories are the
-same up to times and pids, and whether the violations are, as FoundationDB checks that a
-simulation run twice gives the same result.
+(the grants, and the faults at their decisions) and ``history.jsonl``. :func:`replay`
+runs the same scenario with the same seed and, with ``source="trace"``, makes the
+coordinator follow the recorded grants (and apply the recorded faults) instead of drawing
+them; :func:`compare_runs` then says whether the two histories are the same up to times
+and pids, and whether the violations are, as FoundationDB checks that a simulation run
+twice gives the same result.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def load_run(run_dir: Path) -> tuple[Scenario, int]:
 
 
 def replay_scenario(run_dir: Path, source: str = "trace") -> Scenario:
-    """The scenario that replays ``run_dir``: same seed and, from ``trace``, its grants."""
+    """The scenario that replays ``run_dir``: same seed and, from ``trace``, its grants
+    and its faults (before the same decisions)."""
     sc, seed = load_run(run_dir)
     control = dict(sc.control)
     if not control.get("enabled"):
@@ -54,6 +56,8 @@ def replay_scenario(run_dir: Path, source: str = "trace") -> Scenario:
             raise InputError(str(err)) from None
         control["trace"] = trace.grants
         control["blocked"] = trace.blocked
+        if trace.faults:  # the same faults before the same decisions
+            control["faults"] = trace.fault_plan()
     elif source != "seed":
         raise InputError(f"replay source must be 'trace' or 'seed', got {source!r}")
     return sc.with_overrides(seed=seed, control=control)
@@ -68,8 +72,15 @@ def replay(run_dir: Path, *, source: str = "trace", reports: Path = Path("report
                progress=progress)
 
 
+#: What a fault event says that no replay can repeat: pids, and how long a restart took.
+_UNREPEATABLE = frozenset({"pid", "pids", "replacement_pid", "seconds"})
+
+
 def _key(e: Event) -> tuple[Any, ...]:
-    return (e.process, e.type, e.f, e.session, orjson.dumps(e.value), e.error)
+    value = e.value
+    if e.process == "nemesis" and isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k not in _UNREPEATABLE}
+    return (e.process, e.type, e.f, e.session, orjson.dumps(value), e.error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +171,8 @@ def _short(d: Any) -> str:
 
 def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
            redis_url: str = "", progress: Progress | None = None,
-           on_attempt: Callable[[int, RunResult], None] | None = None) -> RunResult:
+           on_attempt: Callable[[int, RunResult], None] | None = None,
+           allow_destructive_faults: bool = False) -> RunResult:
     """Controlled runs under seeds N, N+1, ... (N = the scenario's seed) until one finds a
     violation or ``schedules`` ran; the last run's result. Each attempt is a whole run
     with its own seed, so the failing one reruns alone with ``--seed`` and one schedule."""
@@ -170,7 +182,7 @@ def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
     res: RunResult | None = None
     for i in range(schedules):
         res = run(sc.with_overrides(seed=sc.seed + i), reports=reports, redis_url=redis_url,
-                  progress=progress)
+                  progress=progress, allow_destructive_faults=allow_destructive_faults)
         if on_attempt is not None:
             on_attempt(i, res)
         if res.result.valid is not True or res.interrupted:

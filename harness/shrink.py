@@ -1,15 +1,17 @@
 """Minimize a failing run; write it out as ``repro.toml`` and a pytest regression test.
 
-A *case* is an explicit plan (one list of ops per worker) plus the trace that broke it
-(the worker and the op of each grant). Shrinking is greedy delta debugging over cases:
-drop whole workers, cut the tails of the streams, drop chunks of ops down to single ones
-(ddmin), merge sessions, simplify contents, then cut the trace so that after a prefix the
-workers run one after the other (the fewest context switches). A candidate is kept when
-its controlled replay still fails with the same violation kind; what is kept is what
-that replay really did (its recorded trace), so the case always matches its trace.
+A *case* is an explicit plan (one list of ops per worker), the trace that broke it (the
+worker and the op of each grant) and its faults, each before a scheduling decision.
+Shrinking is greedy delta debugging over cases: drop the faults (all, else one at a
+time), drop whole workers, cut the tails of the streams, drop chunks of ops down to
+single ones (ddmin), merge sessions, simplify contents, then cut the trace so that after
+a prefix the workers run one after the other (the fewest context switches). A candidate
+is kept when its controlled replay still fails with the same violation kind; what is
+kept is what that replay really did (its recorded trace and faults), so the case always
+matches its trace.
 
 A free-mode run has no trace: shrinking it first looks for a controlled schedule of the
-same scenario that fails the same way.
+same scenario (its faults moved onto decisions) that fails the same way.
 """
 
 from __future__ import annotations
@@ -48,10 +50,12 @@ _OP_KEYS = ("f", "session", "role", "content", "choice")
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """Explicit op streams and the trace to follow: (worker, op, label) per grant."""
+    """Explicit op streams, the trace to follow ((worker, op, label) per grant) and the
+    faults, as ``[control] faults`` tables (kind, at_step, worker, for_steps)."""
 
     streams: tuple[tuple[Op, ...], ...]
     trace: tuple[Step, ...]
+    faults: tuple[dict[str, Any], ...] = ()
 
     @property
     def ops(self) -> int:
@@ -70,7 +74,9 @@ class Case:
         return [(w, i) for w, s in enumerate(self.streams) for i in range(len(s))]
 
     def without(self, removed: set[tuple[int, int]]) -> Case:
-        """The case minus some ops; workers left with none go, slots are renumbered."""
+        """The case minus some ops; workers left with none go, slots are renumbered. A
+        fault keeps its place among the grants that stay; one aimed at a worker that
+        goes goes too."""
         keep = [w for w, s in enumerate(self.streams)
                 if any((w, i) not in removed for i in range(len(s)))]
         wmap = {w: n for n, w in enumerate(keep)}
@@ -82,28 +88,39 @@ class Case:
                               if (w, i) in opmap) for w in keep)
         first = {w: min((o for v, o, _ in self.trace if v == w and o >= 0), default=-1)
                  for w in keep}
-        trace = []
+        trace: list[Step] = []
+        position: list[int] = []  # position[k]: how many of the first k grants stay
         for w, o, label in self.trace:
+            position.append(len(trace))
             if w not in wmap:
                 continue
             if o < 0 or (w, o) in opmap:
                 trace.append((wmap[w], -1 if o < 0 else opmap[(w, o)], label))
             elif o == first[w] and label in _SETUP:  # the connection opens in the next op
                 trace.append((wmap[w], 0, label))
-        return Case(streams, tuple(trace))
+        faults = []
+        for f in self.faults:
+            if "worker" in f and f["worker"] not in wmap:
+                continue
+            k = f["at_step"]
+            step = position[k] if k < len(position) else len(trace) + k - len(self.trace)
+            faults.append({**f, "at_step": step,
+                           **({"worker": wmap[f["worker"]]} if "worker" in f else {})})
+        return Case(streams, tuple(trace), tuple(faults))
 
     def compact(self) -> Case:
         """Sessions renamed s0, s1, ... in order of their names."""
         used = sorted({o["session"] for s in self.streams for o in s},
                       key=lambda n: (len(n), n))
         names = dict(zip(used, session_names(len(used)), strict=True))
-        return Case(tuple(tuple({**o, "session": names[o["session"]]} for o in s)
-                          for s in self.streams), self.trace)
+        return replace(self, streams=tuple(tuple({**o, "session": names[o["session"]]}
+                                                 for o in s) for s in self.streams))
 
     def merged(self, a: str, b: str) -> Case:
         """Session ``a`` becomes session ``b``."""
-        return Case(tuple(tuple({**o, "session": b} if o["session"] == a else o for o in s)
-                          for s in self.streams), self.trace)
+        return replace(self, streams=tuple(
+            tuple({**o, "session": b} if o["session"] == a else o for o in s)
+            for s in self.streams))
 
     def simplified(self) -> Case:
         """Short, still unique contents; every role ``user``."""
@@ -111,7 +128,7 @@ class Case:
             tuple({**o, "role": "user", "content": f"w{w}.{i}|"} if o["f"] == "append" else o
                   for i, o in enumerate(s))
             for w, s in enumerate(self.streams))
-        return Case(streams, self.trace)
+        return replace(self, streams=streams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +166,8 @@ class _Tester:
             "streams": [list(s) for s in case.streams]}
         if with_trace:
             control["trace"] = [w for w, _, _ in case.trace]
+        if case.faults:
+            control["faults"] = [dict(f) for f in case.faults]
         return self.base.with_overrides(
             seed=self.seed, workers=len(case.streams), ops=max(len(s) for s in case.streams),
             sessions=case.sessions, faults=(), control=control)
@@ -169,9 +188,11 @@ class _Tester:
         if self.kept is not None:
             shutil.rmtree(self.kept, ignore_errors=True)
         self.kept = res.run_dir
-        out = Case(case.streams, tuple(zip(t.grants, t.ops, t.points, strict=True)))
+        out = Case(case.streams, tuple(zip(t.grants, t.ops, t.points, strict=True)),
+                   tuple(t.fault_plan()))
         self.say(f"  run {self.runs}: {len(out.streams)} workers, {out.ops} ops, "
-                 f"{out.sessions} sessions, {len(out.trace)} steps, {out.switches} switches")
+                 f"{out.sessions} sessions, {len(out.trace)} steps, {out.switches} switches, "
+                 f"{len(out.faults)} faults")
         return out
 
 
@@ -179,7 +200,7 @@ def _load_case(run_dir: Path) -> Case:
     plan = orjson.loads((run_dir / "plan.json").read_bytes())
     t = read_trace(run_dir)
     return Case(tuple(tuple(s) for s in plan["streams"]),
-                tuple(zip(t.grants, t.ops, t.points, strict=True)))
+                tuple(zip(t.grants, t.ops, t.points, strict=True)), tuple(t.fault_plan()))
 
 
 def _kind(run_dir: Path, store: str, asked: str | None) -> str:
@@ -199,6 +220,17 @@ def _kind(run_dir: Path, store: str, asked: str | None) -> str:
 
 def _passes(case: Case, test: _Tester) -> Iterator[Callable[[Case], Case]]:
     """The shrinking passes, cheapest and biggest cuts first."""
+
+    def faults(c: Case) -> Case:
+        if not c.faults:
+            return c
+        got = test(replace(c, faults=()))
+        if got is not None:
+            return got
+        for i in reversed(range(len(c.faults))):
+            if len(c.faults) > 1 and i < len(c.faults):
+                c = test(replace(c, faults=c.faults[:i] + c.faults[i + 1 :])) or c
+        return c
 
     def workers(c: Case) -> Case:
         for w in reversed(range(len(c.streams))):
@@ -243,7 +275,7 @@ def _passes(case: Case, test: _Tester) -> Iterator[Callable[[Case], Case]]:
                 return got
         return c
 
-    yield from (workers, tails, ops, sessions, contents, trace)
+    yield from (faults, workers, tails, ops, sessions, contents, trace)
 
 
 def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
@@ -272,7 +304,7 @@ def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
             if case == before:
                 break
         say(f"smallest: {len(case.streams)} workers, {case.ops} ops, {case.sessions} "
-            f"sessions, {len(case.trace)} steps ({test.runs} runs)")
+            f"sessions, {len(case.trace)} steps, {len(case.faults)} faults ({test.runs} runs)")
         repro, test_file = _write(out, run_dir, test.scenario(case), kind, case, original)
         ref = REFERENCE.get(info.backend or "")
         passes = _reference_passes(repro, ref, kind, work, redis_url) if ref else None
@@ -293,19 +325,15 @@ def _start(run_dir: Path, base: Scenario, seed: int, test: _Tester, say: Say) ->
     say("free-mode run: looking for a controlled schedule that fails the same way")
     from harness.coordinator import run
 
-    plan = orjson.loads((run_dir / "plan.json").read_bytes())
     for n in range(20):
         strategy = ("random", "pct")[n % 2]
         test.runs += 1
-        sc = base.with_overrides(seed=seed + n // 2, faults=(),
+        sc = base.with_overrides(seed=seed + n // 2,
                                  control={"enabled": True, "strategy": strategy})
         res = run(sc, reports=test.work, redis_url=test.redis_url)
         if test.kind in res.result.counts():
-            plan = orjson.loads((res.run_dir / "plan.json").read_bytes())
-            t = read_trace(res.run_dir)
             test.seed, test.base = res.seed, sc
-            return Case(tuple(tuple(s) for s in plan["streams"]),
-                        tuple(zip(t.grants, t.ops, t.points, strict=True)))
+            return _load_case(res.run_dir)
     raise InputError(f"{run_dir}: no controlled schedule of this scenario shows {test.kind!r} "
                      "(tried 20)")
 
@@ -323,9 +351,10 @@ def _write(out: Path, run_dir: Path, sc: Scenario, kind: str, case: Case,
     head = (f"# Written by `harness shrink` from {run_dir}.\n"
             f"# The smallest run found that still shows {kind!r} on {sc.store}: "
             f"{len(case.streams)} workers, {case.ops} ops, {case.sessions} sessions, "
-            f"{len(case.trace)} scheduling steps\n"
+            f"{len(case.trace)} scheduling steps, {len(case.faults)} faults\n"
             f"# (from {len(original.streams)} workers, {original.ops} ops, "
-            f"{original.sessions} sessions, {len(original.trace)} steps).\n"
+            f"{original.sessions} sessions, {len(original.trace)} steps, "
+            f"{len(original.faults)} faults).\n"
             f"# Run it: harness run repro.toml    As a test: pytest "
             f"test_repro_{kind.replace('-', '_')}.py\n")
     body = replace(sc, name=f"repro-{kind}", description=f"minimal {kind} on {sc.store}",
@@ -337,6 +366,12 @@ def _write(out: Path, run_dir: Path, sc: Scenario, kind: str, case: Case,
     for k in range(0, len(case.trace), 8):
         lines.append("#   " + ", ".join(f"w{w} {label}" for w, _, label in case.trace[k : k + 8]))
     lines.append(f"trace = {_toml_value(c['trace'])}")
+    if case.faults:
+        lines.append("# the faults, each before a scheduling decision (at_step: that many grants "
+                     "done)")
+        lines.append("faults = [")
+        lines += [f"  {_toml_value(f)}," for f in c["faults"]]
+        lines.append("]")
     lines.append("# the ops of each worker, in order")
     lines.append("streams = [")
     for stream in c["streams"]:

@@ -173,7 +173,7 @@ def run_worker(spec: WorkerSpec) -> None:
     if spec.control is not None:  # controlled mode: points in sqlite3/redis-py, then wait
         from harness.control.hooks import attach
 
-        ctl = attach(spec.control, spec.slot)
+        ctl = attach(spec.control, spec.slot, spec.process)
     with HistoryWriter(spec.log_path, spec.process) as log:
         try:
             store = open_store(spec.store, spec.url, spec.namespace)

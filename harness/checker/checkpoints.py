@@ -8,8 +8,8 @@ A snapshot id is *known* from the moment an ok snapshot op returned it, or an ok
 - two ok snapshot ops must not return the same id (the second overwrote the first);
 
 else ``vanished-checkpoint``. A rollback that succeeds on an id no snapshot op of the
-session can have created (nor one invoked before the rollback completed) is a
-``bad-rollback``; a ``list_snapshots`` that raised or returned something other than a list
+session can have created (nor one invoked before the rollback completed), and no listing
+ever showed, is a ``bad-rollback``; a ``list_snapshots`` that raised or returned something other than a list
 of ids is ``unreadable``.
 """
 
@@ -21,10 +21,15 @@ from harness.checker.evidence import Reporter
 from harness.checker.ops import INF, Pair, SessionOps, describe, hi_of, short
 from harness.history import Event
 
-__all__ = ["NOT_FOUND", "check_checkpoints"]
+__all__ = ["NOT_FOUND", "check_checkpoints", "not_found"]
 
 #: A rollback error that means "that snapshot does not exist".
 NOT_FOUND = re.compile(r"^(?:[\w.]+\.)?(?:SnapshotNotFound|KeyError)\b")
+
+
+def not_found(error: object) -> bool:
+    """Whether a failed rollback's error says "no such snapshot"."""
+    return isinstance(error, str) and NOT_FOUND.match(error) is not None
 
 
 def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
@@ -141,11 +146,12 @@ def _check_rollbacks(
 ) -> None:
     unknown_snaps = [inv.time for inv, comp in so.snapshots if hi_of(comp) == INF and (
         comp is None or comp.type != "fail")]
+    listed: set[str] | None = None  # every id some listing showed, when first needed
     for inv, comp in so.rollbacks:
         if comp is None or type(inv.value) is not str:
             continue
         sid = inv.value
-        if comp.type == "fail" and NOT_FOUND.match(comp.error or ""):
+        if comp.type == "fail" and not_found(comp.error):
             snap = created.get(sid)
             known: tuple[Event, Event] | None = None
             if snap is not None and snap[1].time < inv.time:
@@ -165,7 +171,15 @@ def _check_rollbacks(
                     blame=comp,
                 )
         elif comp.type == "ok":
-            _check_target(so, rep, (inv, comp), created.get(sid), unknown_snaps)
+            snap = created.get(sid)
+            if snap is not None and snap[0].time <= comp.time:
+                continue
+            if listed is None:
+                listed = set()
+                for _, _, ids in listings:
+                    listed.update(ids)
+            if sid not in listed:
+                _check_target(so, rep, (inv, comp), snap, unknown_snaps)
 
 
 def _check_target(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from harness.checker.checkpoints import NOT_FOUND
+from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Reporter
 from harness.checker.model import Op
 from harness.checker.ops import INF, SessionOps, describe, group_by_session, short
@@ -91,7 +91,8 @@ def merge_results(fast: CheckResult, exact: CheckResult) -> CheckResult:
 
 def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
     """The session's ops as the search sees them; unreadable reads and listings are
-    reported to ``rep`` and left out."""
+    reported to ``rep`` and left out. Raises ``_Unmodelled`` for an op that may have taken
+    effect but whose value breaks the history's format (the verdict is then unknown)."""
     ops: list[Op] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
@@ -206,7 +207,7 @@ def _rollback_ops(so: SessionOps, add: Any) -> set[str]:
         elif comp.type == "ok":
             referenced.add(sid)
             add("rollback", inv, comp, comp.time, arg=sid)
-        elif NOT_FOUND.match(comp.error or ""):
+        elif not_found(comp.error):
             add("rollback-missing", inv, comp, comp.time, arg=sid)
     return referenced
 

@@ -76,7 +76,7 @@ def check_sessions(sessions: dict[str, SessionOps], rep: Reporter) -> dict[str, 
         if turns.ambiguous:
             ambiguous += 1
         else:
-            rbi = RollbackIndex(so.rollbacks, so.snapshots) if so.rollbacks else None
+            rbi = RollbackIndex(so.rollbacks, so.snapshots, so.lists) if so.rollbacks else None
             Presence(name, tree, rbi, rep).check()
             conflicts += len(tree.conflicts)
             report_conflicts(tree, rep)

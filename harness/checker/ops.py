@@ -13,6 +13,7 @@ any time after its invocation, or never.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from harness.history import Event
@@ -78,28 +79,32 @@ def group_by_session(events: Sequence[Event]) -> tuple[dict[str, SessionOps], in
     buckets: dict[object, dict[str, list[Pair]]] = {}
     n = 0
     for e in events:
-        p = e.process
-        if e.type == "invoke":
-            prev = pending.get(p)
-            if prev is not None:
-                _put(buckets, prev, None)
-                n += 1
-            pending[p] = e
+        try:  # free unless raised: an unhashable process, session or f is junk, skipped
+            p = e.process
+            if e.type == "invoke":
+                prev = pending.get(p)
+                if prev is not None:
+                    n += 1
+                    _put(buckets, prev, None)
+                pending[p] = e
+                continue
+            inv = pending.pop(p, None)
+            if inv is None:
+                continue
+            n += 1
+            b = buckets.get(inv.session)
+            if b is None:
+                b = buckets[inv.session] = {}
+            lst = b.get(inv.f)
+            if lst is None:
+                lst = b[inv.f] = []
+            lst.append((inv, e))
+        except TypeError:
             continue
-        inv = pending.pop(p, None)
-        if inv is None:
-            continue
-        n += 1
-        b = buckets.get(inv.session)
-        if b is None:
-            b = buckets[inv.session] = {}
-        lst = b.get(inv.f)
-        if lst is None:
-            lst = b[inv.f] = []
-        lst.append((inv, e))
     for inv in sorted(pending.values(), key=lambda ev: ev.index):
-        _put(buckets, inv, None)
         n += 1
+        with suppress(TypeError):
+            _put(buckets, inv, None)
     out: dict[str, SessionOps] = {}
     for name, by_f in buckets.items():
         if not isinstance(name, str):

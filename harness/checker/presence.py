@@ -33,6 +33,8 @@ from harness.history import Event
 __all__ = ["Presence"]
 
 _token = itemgetter(1)
+#: See :meth:`Presence._plan`.
+_Plan = tuple[int, list[Rollback], int, "frozenset[str] | None", "set[str] | None"]
 #: A read missing more turns than this is reported once, for the read.
 _PER_TOKEN = 3
 
@@ -54,6 +56,7 @@ class Presence:
         self._witnesses()
         self._kept: dict[str, frozenset[str]] = {}
         self._doomed: dict[int, set[str]] = {}
+        self._plans: dict[tuple[int, int, int], _Plan] = {}
         self._atok: list[str] = []
         self._alo: list[int] = []
         if self.rbi is not None:
@@ -120,46 +123,58 @@ class Presence:
 
     def check(self) -> None:
         """Check every read of the session that pass 1 did not already reject."""
-        status = self.tree.status
-        P = self.P
-        wlo, wtok = self.wlo, self.wtok
-        rbi = self.rbi
-        doomed_memo = self._doomed
-        candidates = rbi.candidates if rbi is not None else None
+        if self.rbi is None:
+            self._check_without_rollbacks()
+            return
+        status, P, wlo, wtok = self.tree.status, self.P, self.wlo, self.wtok
+        plan = self._plan
         for rno, (inv, comp, v) in enumerate(self.tree.obs):
             if status[rno] == BAD:
                 continue
             lo = inv.time
+            z, cands, f, kept, doomed = plan(lo, comp.time)
             vset = set(map(_token, v))
-            if candidates is None:
-                j = bisect_left(wlo, lo)
-                if j and not vset.issuperset(wtok[:j]):
-                    miss = [t for t in wtok[:j] if P[t] < lo and t not in vset]
-                    self._lost(rno, miss, None)
-                continue
-            z, cands = candidates(lo, comp.time)
-            f = NEG
-            for c in cands:
-                if c[1] > f:
-                    f = c[1]
             if f < lo:
                 i = bisect_right(wlo, f)
                 j = bisect_left(wlo, lo)
                 if j > i and not vset.issuperset(wtok[i:j]):
-                    miss = [t for t in wtok[i:j] if P[t] < lo and t not in vset]
-                    self._lost(rno, miss, max(cands, key=itemgetter(1)) if cands else None)
-            if not cands:
-                continue
-            kept = self._kept_by(cands)
+                    # usually only appends still in flight when the read began
+                    miss = [t for t in set(wtok[i:j]).difference(vset) if P[t] < lo]
+                    if miss:
+                        self._lost(rno, miss, max(cands, key=itemgetter(1)) if cands else None)
+                if doomed and not vset.isdisjoint(doomed):
+                    self._zombie(rno, cands[0], sorted(doomed & vset, key=self.W.__getitem__))
             if kept and not vset.issuperset(kept):
                 miss = [t for t in kept - vset if z != NEG or P[t] < lo]
                 self._bad_rollback(rno, sorted(miss, key=self.W.__getitem__), cands)
-            if f < lo and len(cands) == 1:
-                doomed = doomed_memo.get(cands[0][3].index)
-                if doomed is None:
-                    doomed = self._doomed_by(cands[0])
-                if doomed and not vset.isdisjoint(doomed):
-                    self._zombie(rno, cands[0], sorted(doomed & vset, key=self.W.__getitem__))
+
+    def _check_without_rollbacks(self) -> None:
+        status, P, wlo, wtok = self.tree.status, self.P, self.wlo, self.wtok
+        for rno, (inv, _, v) in enumerate(self.tree.obs):
+            if status[rno] == BAD:
+                continue
+            lo = inv.time
+            j = bisect_left(wlo, lo)
+            if j:
+                vset = set(map(_token, v))
+                if not vset.issuperset(wtok[:j]):
+                    miss = [t for t in set(wtok[:j]).difference(vset) if P[t] < lo]
+                    if miss:
+                        self._lost(rno, miss, None)
+
+    def _plan(self, lo: int, hi: int) -> _Plan:
+        """What the rollbacks mean for an observation over ``[lo, hi]``: ``(Z, candidates,
+        their latest completion, turns they all keep, turns the one candidate dooms)``.
+        Observations between the same rollback events share one plan."""
+        assert self.rbi is not None
+        key = self.rbi.epoch(lo, hi)
+        got = self._plans.get(key)
+        if got is None:
+            z, cands = self.rbi.candidates(lo, hi)
+            f = max((c[1] for c in cands), default=NEG)
+            doomed = self._doomed_by(cands[0]) if len(cands) == 1 else None
+            got = self._plans[key] = (z, cands, f, self._kept_by(cands), doomed or None)
+        return got
 
     def _doomed_by(self, rb: Rollback) -> set[str]:
         """Turns appended after rb's snapshot and before rb, and after every ok rollback

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from contextlib import suppress
 
 from harness.checker.ops import INF, NEG, Pair
 from harness.history import Event
@@ -25,18 +26,25 @@ Rollback = tuple[int, int, str | None, Event, Event | None]
 
 
 class RollbackIndex:
-    """The non-failed rollbacks and the ok snapshots of one session."""
+    """The non-failed rollbacks and the ok snapshots of one session (its listings tell
+    which ids exist: a rollback to an id that cannot exist did nothing)."""
 
-    def __init__(self, rollbacks: Sequence[Pair], snapshots: Sequence[Pair]) -> None:
+    def __init__(
+        self, rollbacks: Sequence[Pair], snapshots: Sequence[Pair], lists: Sequence[Pair] = ()
+    ) -> None:
         ok: list[Rollback] = []
         maybe: list[Rollback] = []
         ids, unknown_from = self._ids(snapshots)
+        listed: set[object] | None = None
         for inv, comp in rollbacks:
             if comp is not None and comp.type == "fail":
                 continue
             target = inv.value if type(inv.value) is str else None
-            if target is not None and target not in ids and unknown_from == INF:
-                if comp is None or comp.type != "ok":
+            is_ok = comp is not None and comp.type == "ok"
+            if not is_ok and target is not None and target not in ids and unknown_from == INF:
+                if listed is None:
+                    listed = self._listed(lists)
+                if target not in listed:
                     continue  # no snapshot can have that id: the rollback did nothing
             if comp is not None and comp.type == "ok":
                 ok.append((inv.time, comp.time, target, inv, comp))
@@ -80,6 +88,15 @@ class RollbackIndex:
                 unknown_from = min(unknown_from, inv.time)
         return ids, unknown_from
 
+    @staticmethod
+    def _listed(lists: Sequence[Pair]) -> set[object]:
+        out: set[object] = set()
+        for _, comp in lists:
+            if comp is not None and comp.type == "ok" and type(comp.value) is list:
+                with suppress(TypeError):  # unhashable junk: an unreadable listing
+                    out.update(comp.value)
+        return out
+
     def __bool__(self) -> bool:
         return bool(self.ok or self.maybe)
 
@@ -91,6 +108,14 @@ class RollbackIndex:
         """The latest completion before ``t`` of an ok rollback (NEG if none)."""
         k = bisect_left(self._his, t)
         return self._his[k - 1] if k else NEG
+
+    def epoch(self, lo: int, hi: int) -> tuple[int, int, int]:
+        """A key such that observations with equal keys have equal :meth:`candidates`."""
+        return (
+            bisect_left(self._his, lo),
+            bisect_right(self._ok_lo, hi),
+            bisect_right(self._maybe_lo, hi) if self.maybe else 0,
+        )
 
     def candidates(self, lo: int, hi: int) -> tuple[int, list[Rollback]]:
         """``(Z, candidates)`` for an observation invoked at ``lo`` and completed at ``hi``

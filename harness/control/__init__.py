@@ -4,7 +4,8 @@ and the grant loop that runs one worker at a time so one seed gives one interlea
 - :mod:`harness.control.spec`: the ``[control]`` table of a scenario;
 - :mod:`harness.control.hooks`: inside a worker, the points (``sqlite3``, redis-py);
 - :mod:`harness.control.strategies`: random walk, PCT, round robin;
-- :mod:`harness.control.driver`: the coordinator's grant loop;
+- :mod:`harness.control.driver`: the coordinator's grant loop (which also applies the
+  faults of a controlled run, each before a scheduling decision: harness.nemesis.stepped);
 - :mod:`harness.control.trace`: the recorded grants (``trace.json``), which replay follows.
 """
 
@@ -44,8 +45,9 @@ def controller_for(sc: Scenario, plan: Plan) -> Controller | None:
     spec = control_spec(sc)
     if not spec.enabled:
         return None
-    workers = len(plan.streams)
-    return Controller(spec, plan.seed, workers, steps_estimate=2 * plan.total_ops + 2 * workers)
+    from harness.plan import step_estimate
+
+    return Controller(spec, plan.seed, len(plan.streams), steps_estimate=step_estimate(plan.streams))
 
 
 def control_stats(run_dir: Path) -> dict[str, Any]:

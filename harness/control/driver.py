@@ -13,6 +13,10 @@ their ``start`` point. Once every worker is there, the grant loop runs:
 Since only one worker runs between two points, each step sees the store exactly as the
 steps before it left it, and the history follows from the grants. Only a blocked step is
 timing-dependent; the trace says where that happened.
+
+Faults (a :class:`harness.nemesis.SteppedNemesis`) are applied before a decision, while
+no worker runs: a killed worker's replacement is waited for until it stands at its start
+point, and a paused one is not eligible.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.control.hooks import Attach
 from harness.control.spec import ControlSpec
 from harness.control.strategies import Sequential, Strategy, make_strategy
 from harness.control.trace import Trace
+
+if TYPE_CHECKING:
+    from harness.nemesis.stepped import SteppedNemesis
 
 __all__ = ["Controller"]
 
@@ -113,6 +120,9 @@ class Controller:
             spec.strategy, seed, workers, spec.depth, spec.steps or steps_estimate)
         self.fallback = Sequential()
         self.trace = Trace(name, seed, workers, replayed=spec.trace is not None)
+        self.nemesis: SteppedNemesis | None = None
+        self.fault_k = -1  # the last decision before which faults were applied
+        self.pinned: dict[int, set[int]] = {}  # restarted servers moved to our CPU
 
     # --- the socket side ----------------------------------------------------------------
 
@@ -265,12 +275,20 @@ class Controller:
         self._pump(min(self.bound, 0.05))
         return None
 
-    def drive(self, procs: Sequence[Any], deadline: float, pin: Sequence[int] = ()) -> Trace:
-        """Run the grant loop until every worker is done or ``deadline`` (monotonic s).
-        The coordinator and the processes ``pin`` (a managed server) share the workers'
-        CPU meanwhile, if the spec says so."""
-        with _pinned([0, *pin], self.cpu):
-            return self._drive(procs, deadline)
+    def drive(self, procs: Sequence[Any], deadline: float, pin: Sequence[int] = (),
+              nemesis: SteppedNemesis | None = None) -> Trace:
+        """Run the grant loop until every worker is done or ``deadline`` (monotonic s),
+        applying ``nemesis``'s faults at their decisions. The coordinator and the
+        processes ``pin`` (a managed server) share the workers' CPU meanwhile, if the
+        spec says so."""
+        self.nemesis = nemesis
+        try:
+            with _pinned([0, *pin], self.cpu):
+                return self._drive(procs, deadline)
+        finally:
+            for pid, cpus in self.pinned.items():
+                with suppress(OSError):
+                    os.sched_setaffinity(pid, cpus)
 
     def _drive(self, procs: Sequence[Any], deadline: float) -> Trace:
         t0 = time.monotonic()
@@ -285,7 +303,10 @@ class Controller:
                 running = None
             else:
                 self._pump(0)
-            ready = [w for w in self.workers.values() if w.state == READY]
+            if self.nemesis is not None and self.fault_k < len(self.trace.grants):
+                self.fault_k = len(self.trace.grants)
+                self.nemesis.apply(self.fault_k, self)
+            ready = self._ready()
             if not ready:
                 if all(w.state == DONE for w in self.workers.values()):
                     break
@@ -298,6 +319,61 @@ class Controller:
         self.trace.seconds = time.monotonic() - t0
         return self.trace
 
+    def _ready(self) -> list[_Worker]:
+        """The workers at a point, minus paused ones (unless only those could go on)."""
+        ready = [w for w in self.workers.values() if w.state == READY]
+        nem = self.nemesis
+        if nem is None or not ready:
+            return ready
+        free = [w for w in ready if not nem.held(w.slot)]
+        if free or any(w.state in (RUNNING, BLOCKED) for w in self.workers.values()):
+            return free
+        nem.release_holds()
+        return ready
+
+    # --- what the stepped nemesis asks of the grant loop (harness.nemesis.Stepping) ----
+
+    def at(self, slot: int) -> dict[str, Any] | None:
+        w = self.workers.get(slot)
+        if w is None or w.state == DONE:
+            return None
+        return {"op": w.op, "point": w.label if w.state == READY else "",
+                "blocked": w.state == BLOCKED}
+
+    def replaced(self, slot: int, proc: Any | None) -> None:
+        w = self.workers[slot]
+        if w.fd in self.socks:  # the dead process's end: drop it, the slot lives on
+            self.poller.unregister(w.fd)
+            self.socks.pop(w.fd).close()
+            self.bufs.pop(w.fd, None)
+            self.by_fd.pop(w.fd, None)
+        w.sock, w.fd, w.busy = None, -1, False
+        self.unlock()  # its locks died with it
+        if proc is None:
+            w.state = DONE
+            return
+        w.state = RUNNING
+        end = time.monotonic() + _START_S
+        while w.state == RUNNING and proc.exitcode is None and time.monotonic() < end:
+            self._pump(0.05)
+        if w.state == RUNNING:
+            w.state = DONE
+            self.trace.divergences.append(
+                f"step {len(self.trace.grants)}: the replacement of worker {slot} never "
+                "reached its start point")
+
+    def unlock(self) -> None:
+        for w in self.workers.values():
+            w.lockwait = False
+
+    def pin(self, pids: Sequence[int]) -> None:
+        if self.cpu < 0:
+            return
+        for pid in pids:
+            with suppress(OSError):
+                self.pinned.setdefault(pid, os.sched_getaffinity(pid))
+                os.sched_setaffinity(pid, {self.cpu})
+
     def close(self) -> None:
         for fd in list(self.socks):
             self._drop(fd)
@@ -305,4 +381,6 @@ class Controller:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def write(self, run_dir: Path) -> None:
+        if self.nemesis is not None:
+            self.trace.faults = self.nemesis.record()
         self.trace.write(run_dir)

@@ -13,8 +13,9 @@ this process only:
   ``SQLITE_BUSY_SNAPSHOT`` is raised at once, as SQLite itself does.
 - ``redis.connection.AbstractConnection.send_packed_command``: every command or pipeline
   sent through redis-py (sync) stops at a point first.
-- ``random`` and ``uuid.uuid4`` are seeded from the run's seed and the worker slot, so
-  ids a store draws (snapshot ids) are the same in a replay.
+- ``random`` and ``uuid.uuid4`` are seeded from the run's seed, the worker slot and (for
+  the replacement of a killed process) the process number, so ids a store draws
+  (snapshot ids) are the same in a replay and differ between processes.
 
 Stores opened afterwards, built-in or third-party, are covered without changes as long
 as they reach ``sqlite3.connect`` and redis-py through those module attributes.
@@ -113,14 +114,15 @@ class _Numbered(Sequence[Any]):
             yield self.all[i]
 
 
-def attach(how: Attach, slot: int) -> Client:
+def attach(how: Attach, slot: int, process: int | str | None = None) -> Client:
     """Connect to the coordinator, install the hooks, and stop at the ``start`` point."""
     global CLIENT
     if how.cpu >= 0:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {how.cpu})
-    random.seed(f"{how.seed}:{slot}")
-    rng = random.Random(f"{how.seed}:{slot}:uuid")
+    key = f"{how.seed}:{slot}" if process in (None, slot) else f"{how.seed}:{slot}:{process}"
+    random.seed(key)
+    rng = random.Random(f"{key}:uuid")
     uuid.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
     CLIENT = Client(how.address, slot, how.busy_retries)
     _patch_sqlite()

@@ -15,8 +15,16 @@ Example::
                          # over within a CPU is several times faster than across CPUs
 
 A replay or a shrunk repro also carries ``trace`` (the grants to follow, worker slots),
-``blocked`` (grant indices after which the grantee was blocked) and ``streams`` (an
-explicit plan: one list of op tables per worker).
+``blocked`` (grant indices after which the grantee was blocked), ``streams`` (an
+explicit plan: one list of op tables per worker) and ``faults`` (an explicit fault
+schedule at scheduling decisions, which replaces the one drawn from ``[[faults]]``)::
+
+    faults = [{kind = "kill", worker = 1, at_step = 17},           # before decision 17
+              {kind = "pause", worker = 0, at_step = 30, for_steps = 12},
+              {kind = "restart", at_step = 45}]
+
+``[[faults]]`` apply in controlled mode too, moved from times onto decisions (see
+:func:`harness.plan.stepped_faults`).
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ __all__ = ["STRATEGIES", "ControlSpec", "control_spec", "parse_control"]
 
 STRATEGIES = ("pct", "random", "rr")
 _OP_KEYS = {"f", "session", "role", "content", "choice"}
+_AIMED = frozenset({"kill", "pause", "disconnect"})  # faults aimed at one worker slot
+_LASTING = frozenset({"pause", "disk-full", "lock-hold"})  # faults that last for_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +60,7 @@ class ControlSpec:
     trace: tuple[int, ...] | None = None
     blocked: tuple[int, ...] = ()
     streams: tuple[tuple[dict[str, Any], ...], ...] | None = None
+    faults: tuple[dict[str, Any], ...] | None = None
 
 
 def _int(raw: dict[str, Any], key: str, lo: int, src: str) -> int:
@@ -119,16 +130,48 @@ def parse_control(raw: dict[str, Any], source: str = "<scenario>") -> ControlSpe
             kw[key] = _ints(raw, key, source)
     if "streams" in raw:
         kw["streams"] = _streams(raw["streams"], source)
+    if "faults" in raw:
+        kw["faults"] = _faults(raw["faults"], source)
     return ControlSpec(**kw)
+
+
+def _faults(v: Any, src: str) -> tuple[dict[str, Any], ...]:
+    """``control.faults``: tables of kind, at_step, worker (kill, pause, disconnect) and
+    for_steps (pause, disk-full, lock-hold)."""
+    from harness.scenario import FAULT_KINDS
+
+    if not isinstance(v, list | tuple) or not all(isinstance(f, dict) for f in v):
+        raise ScenarioError(f"{src}: control.faults must be an array of fault tables")
+    out = []
+    for n, f in enumerate(v):
+        where = f"{src}: control.faults[{n}]"
+        kind = f.get("kind")
+        if kind not in FAULT_KINDS:
+            raise ScenarioError(f"{where}: unknown fault kind {kind!r} "
+                                f"(known: {', '.join(FAULT_KINDS)})")
+        known = {"kind", "at_step"} | ({"worker"} if kind in _AIMED else set()) | (
+            {"for_steps"} if kind in _LASTING else set())
+        unknown = sorted(set(f) - known)
+        if unknown:
+            raise ScenarioError(f"{where}: unknown key {unknown[0]!r} for a {kind} fault at a "
+                                f"scheduling decision (known: {', '.join(sorted(known))})")
+        for key, lo, need in (("at_step", 0, True), ("worker", 0, kind in _AIMED),
+                              ("for_steps", 1, False)):
+            if key not in f:
+                if need:
+                    raise ScenarioError(f"{where}: a {kind} fault needs {key}")
+                continue
+            x = f[key]
+            if not isinstance(x, int) or isinstance(x, bool) or x < lo:
+                raise ScenarioError(f"{where}: {key} must be an integer >= {lo}, got {x!r}")
+        out.append(dict(f))
+    return tuple(out)
 
 
 def control_spec(sc: Scenario) -> ControlSpec:
     """Validate a scenario's ``[control]`` against the rest of it; raise ScenarioError."""
     src = sc.source or "<scenario>"
     spec = parse_control(sc.control, src)
-    if spec.enabled and sc.faults:
-        raise ScenarioError(f"{src}: controlled mode does not apply [[faults]] yet; run the "
-                            "faults in free mode, or remove them for a controlled run")
     if spec.streams is not None:
         if len(spec.streams) != sc.workers:
             raise ScenarioError(f"{src}: control.streams has {len(spec.streams)} streams but "
@@ -143,4 +186,8 @@ def control_spec(sc: Scenario) -> ControlSpec:
                                         f"{o['session']!r}, outside sessions = {sc.sessions}")
     if spec.trace is not None and any(w >= sc.workers for w in spec.trace):
         raise ScenarioError(f"{src}: control.trace names a worker >= workers = {sc.workers}")
+    for n, f in enumerate(spec.faults or ()):
+        if f.get("worker", 0) >= sc.workers:
+            raise ScenarioError(f"{src}: control.faults[{n}]: worker must be a worker slot "
+                                f"from 0 to {sc.workers - 1}, got {f['worker']}")
     return spec

@@ -6,6 +6,12 @@ it stood at (``start``, an SQL verb, a Redis command). ``busy`` lists the grants
 retried a statement after ``SQLITE_BUSY``; ``blocked`` the grants after which the worker
 did not reach its next point within ``block_ms`` (the only timing-dependent steps);
 ``divergences`` what a replay could not follow.
+
+``faults`` lists the run's fault schedule at scheduling decisions (``id``, ``kind``,
+``at_step``, ``worker``, ``for_steps``) and where each landed: ``step`` (the decision it
+was applied before; None if the run ended first), the target's ``process``, the ``op``
+it was in and the ``point`` it stood at, or ``skipped`` and why. A replay from the trace
+applies the same schedule (:meth:`Trace.fault_plan`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ class Trace:
     busy: list[int] = field(default_factory=list)
     blocked: list[int] = field(default_factory=list)
     divergences: list[str] = field(default_factory=list)
+    faults: list[dict[str, Any]] = field(default_factory=list)
     replayed: bool = False
     deadline_hit: bool = False
     seconds: float = 0.0
@@ -53,8 +60,18 @@ class Trace:
         return {"strategy": self.strategy, "decisions": self.decisions,
                 "switches": self.switches, "busy_retries": len(self.busy),
                 "blocked": len(self.blocked), "divergences": len(self.divergences),
+                "faults": sum(1 for f in self.faults
+                              if f.get("step") is not None and "skipped" not in f),
                 "replayed": self.replayed, "deadline_hit": self.deadline_hit,
                 "seconds": round(self.seconds, 3), "decisions_per_s": round(rate)}
+
+    def fault_plan(self) -> list[dict[str, Any]]:
+        """The fault schedule as ``[control] faults`` tables, in id order (a replay or a
+        shrunk repro applies exactly these)."""
+        from harness.plan import STEPPED_KEYS
+
+        return [{k: f[k] for k in STEPPED_KEYS if k in f}
+                for f in sorted(self.faults, key=lambda f: int(f["id"]))]
 
     def write(self, run_dir: Path) -> None:
         d = asdict(self)

@@ -2,10 +2,12 @@
 at the times the plan drew from the seed, each one an event of ``process = "nemesis"``.
 
 Free mode runs them from the coordinator's wait loop (:meth:`Nemesis.tick`, main thread,
-so a restarted ``redis-server`` keeps its parent-death signal). The modules: ``faults``
-applies them, ``board`` is the workers' side (progress, disk full), ``redis_link`` holds
-the nemesis's own connections to Redis, ``landed`` reads where faults landed in a
-history. What each kind does:
+so a restarted ``redis-server`` keeps its parent-death signal); controlled mode from the
+grant loop, each before a scheduling decision and lasting a number of decisions
+(:class:`SteppedNemesis`, module ``stepped``). The modules: ``faults`` applies them,
+``stepped`` does so at decisions, ``board`` is the workers' side (progress, disk full),
+``redis_link`` holds the nemesis's own connections to Redis, ``landed`` reads where faults
+landed in a history. What each kind does (in free mode; ``stepped`` says what differs):
 
 - ``kill``: SIGKILL the slot's worker process, whatever it is doing. Its op in flight stays
   an invoke without completion (unknown). A new process, with a new process number,
@@ -45,6 +47,7 @@ op the target had in flight, and how those ops ended.
 from harness.nemesis.board import Board
 from harness.nemesis.faults import APPLIES, DESTRUCTIVE, Nemesis, Slots, check_faults
 from harness.nemesis.landed import fault_summary
+from harness.nemesis.stepped import SteppedNemesis
 
-__all__ = ["APPLIES", "DESTRUCTIVE", "Board", "Nemesis", "Slots", "check_faults",
-           "fault_summary"]
+__all__ = ["APPLIES", "DESTRUCTIVE", "Board", "Nemesis", "Slots", "SteppedNemesis",
+           "check_faults", "fault_summary"]

@@ -88,6 +88,9 @@ class Slots:
         if start >= self.lengths[slot]:
             return None
         number, self.next_process = self.next_process, self.next_process + 1
+        # Until the new process marks its first op, the slot stands before op ``start``: a
+        # kill before then continues at ``start`` again, not after it.
+        self.board.progress[slot] = start - 1
         p = self.respawn(slot, number, start)
         self.procs.append(p)
         current[slot] = (number, p)
@@ -104,7 +107,7 @@ class Nemesis:
         if any(f["kind"] == "restart" for f in faults) and not (
                 isinstance(target, ManagedRedis) or (not target.managed and allow_destructive)):
             raise InputError(f"the restart fault needs a real redis-server; {target.note}")
-        self.pending = sorted(faults, key=lambda f: (f["at"], f["id"]))[::-1]
+        self.pending = sorted(faults, key=self._due)[::-1]
         self.target = target
         self.slots = slots
         self.ctx = ctx
@@ -116,6 +119,11 @@ class Nemesis:
         self.paused: set[int] = set()  # pids
         self.helpers: dict[int, Any] = {}
         self.link = ServerLink(target.url) if target.kind == "redis" else None
+
+    @staticmethod
+    def _due(fault: dict[str, Any]) -> tuple[float, int]:
+        """The order of the schedule: when, then id."""
+        return fault["at"], fault["id"]
 
     def __enter__(self) -> Nemesis:
         self.log = HistoryWriter(self.history / "nemesis.jsonl", "nemesis")

@@ -57,7 +57,8 @@ def fault_summary(events: Sequence[Event], faults: Sequence[dict[str, Any]]) -> 
             if end is not None else 0
         k["errors_during"] += errors
         records.append({"id": f["id"], "kind": f["kind"], "at": round((ev.time - t0) / 1e9, 4),
-                        **{x: ev.value[x] for x in ("slot", "process") if x in ev.value},
+                        **{x: ev.value[x] for x in ("slot", "process", "step", "op", "point")
+                           if x in ev.value},
                         "in_flight": caught, "errors_during": errors})
     for k in kinds.values():
         k["ops"], k["outcomes"] = dict(k["ops"]), dict(k["outcomes"])
@@ -74,6 +75,11 @@ class _OpIndex:
     def __init__(self, events: Sequence[Event]) -> None:
         self.by_proc: dict[Any, list[tuple[int, float, str, str | None]]] = {}
         self.errors: dict[Any, list[int]] = {}
+        # A killed process's last op never completes, but it is no longer in flight once
+        # the process is dead: it ends just after the kill (not at infinity).
+        self.killed = {e.value["process"]: e.time + 1 for e in events
+                       if e.process == "nemesis" and e.f == "kill"
+                       and isinstance(e.value, dict) and "process" in e.value}
         pending: dict[Any, Event] = {}
         for e in events:
             if e.process in ("nemesis", "final"):
@@ -91,8 +97,9 @@ class _OpIndex:
         self.starts = {p: [o[0] for o in v] for p, v in self.by_proc.items()}
 
     def _add(self, inv: Event, done: Event | None) -> None:
+        end = done.time if done else self.killed.get(inv.process, float("inf"))
         self.by_proc.setdefault(inv.process, []).append(
-            (inv.time, done.time if done else float("inf"), inv.f, done.type if done else None))
+            (inv.time, end, inv.f, done.type if done else None))
 
     def in_flight(self, t: int, procs: list[Any] | None) -> list[dict[str, Any]]:
         out = []

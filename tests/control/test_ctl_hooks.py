@@ -62,11 +62,6 @@ def test_control_table_is_validated(control: dict[str, Any], message: str) -> No
         from_dict({"workers": 1, "control": control}, source="x.toml")
 
 
-def test_controlled_mode_refuses_faults_rather_than_ignoring_them() -> None:
-    with pytest.raises(ScenarioError, match="controlled mode does not apply"):
-        from_dict({"control": {"enabled": True}, "faults": [{"kind": "kill", "at": 1.0}]})
-
-
 def test_free_mode_is_the_default(tmp_path: Path) -> None:
     sc = scenario("sqlite", seed=1, ops=5).with_overrides(control={})
     res = run(sc, reports=tmp_path)

@@ -1,0 +1,105 @@
+"""The exact checker against brute force on tiny histories.
+
+An independent, deliberately naive oracle: try every order of every subset of a session's
+ops (ops that completed ok must be in it, ops with an unknown outcome may be, failed ops
+may not), keep the orders that respect real time, replay each on a plain model and accept
+if one explains every result. The exact checker must agree with it, and the fast checker
+must never reject what it accepts.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.checker import check
+from harness.checker.checkpoints import not_found
+from harness.checker.exact import check_exact
+from harness.history import Event, iter_ops
+from tests.checker.mutate import scramble
+from tests.checker.simulate import Params, simulate
+
+INF = float("inf")
+Op = tuple[str, str, float, float, Any, Any]  # kind, status, lo, hi, arg, out
+
+
+def _ops(events: list[Event], session: str) -> list[Op]:
+    out: list[Op] = []
+    for inv, comp in iter_ops(events):
+        if inv.session != session:
+            continue
+        status = "info" if comp is None or comp.type not in ("ok", "fail") else comp.type
+        hi = comp.time if comp is not None and status == "ok" else INF
+        res = comp.value if comp is not None else None
+        if status == "fail":
+            assert comp is not None
+            if inv.f == "rollback" and not_found(comp.error):
+                out.append(("missing", "ok", inv.time, comp.time, inv.value, None))
+            continue
+        if inv.f in ("read", "list_snapshots") and status != "ok":
+            continue
+        out.append((inv.f, status, inv.time, hi, inv.value, res))
+    return out
+
+
+def brute_force(events: list[Event]) -> bool:
+    sessions = {e.session for e in events if e.session is not None}
+    return all(_session_ok(_ops(events, s)) for s in sessions)
+
+
+def _session_ok(ops: list[Op]) -> bool:
+    referenced = {o[4] for o in ops if o[0] == "rollback"} | {
+        x for o in ops if o[0] == "list_snapshots" for x in o[5]}
+    return _extend(ops, [], {}, sorted(referenced))
+
+
+def _extend(rest: list[Op], turns: list[list[str]], snaps: dict[str, Any],
+            ids: list[str]) -> bool:
+    """Depth first: place one more op (any op no remaining op must precede), or stop
+    when only ops with unknown outcomes remain (they never took effect)."""
+    if all(o[1] != "ok" for o in rest):
+        return True
+    for i, op in enumerate(rest):
+        if any(b[3] < op[2] for b in rest if b is not op):
+            continue  # some remaining op completed before this one began
+        others = rest[:i] + rest[i + 1:]
+        for nturns, nsnaps in _apply(op, turns, snaps, ids):
+            if _extend(others, nturns, nsnaps, ids):
+                return True
+    return False
+
+
+def _apply(op: Op, turns: list[list[str]], snaps: dict[str, Any], ids: list[str]) -> list[Any]:
+    f, status, _, _, arg, out = op
+    if f == "append":
+        return [([*turns, list(arg)], snaps)]
+    if f == "read":
+        return [(turns, snaps)] if [list(x) for x in out] == turns else []
+    if f == "snapshot":
+        names = [out] if status == "ok" else [*ids, f"fresh{id(op)}"]
+        return [(turns, {**snaps, n: turns}) for n in names if n not in snaps]
+    if f == "rollback":
+        if arg in snaps:
+            return [(snaps[arg], snaps)]
+        return [] if status == "ok" else [(turns, snaps)]
+    if f == "missing":
+        return [] if arg in snaps else [(turns, snaps)]
+    return [(turns, snaps)] if set(out) == set(snaps) else []
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), damage=st.booleans())
+def test_exact_agrees_with_brute_force(seed: int, damage: bool) -> None:
+    rng = random.Random(seed)
+    prm = Params(procs=rng.randint(1, 4), sessions=1, steps=rng.randint(2, 24),
+                 p_crash=0.1, p_info=0.15, p_fail=0.1)
+    events = simulate(seed, prm)
+    if damage:
+        events = scramble(events, rng)
+    truth = brute_force(events)
+    assert check_exact(events, budget_s=10).valid is truth
+    if truth:
+        assert check(events).valid
