@@ -370,7 +370,10 @@ class PathTree:
         recs = self.turns.recs
         t = toks[i]
         hi = recs[t][HI]
-        a = next(x for x in toks[:i] if recs[x][LO] > hi)
+        # Tokens nobody appended (phantoms, reported on their own) carry no times: skip them.
+        a = next((x for x in toks[:i] if x in recs and recs[x][LO] > hi), None)
+        if a is None:  # defensive: ``ml`` always comes from an appended turn before ``t``
+            return
         ra, rt = recs[a], recs[t]
         self.rep.add(
             "reordered-turns",
