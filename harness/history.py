@@ -145,7 +145,7 @@ class HistoryWriter:
         if error is not None:
             rec["error"] = error
         self._index += 1
-        os.write(self._fd, orjson.dumps(rec) + b"\n")
+        os.write(self._fd, orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE))
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -129,11 +129,18 @@ class _Runner:
 
     def run_op(self, op: Op) -> None:
         s, st = op.session, self.store
-        if op.f == "append":
+        if op.f == "append":  # half of all ops: inlined, no closures
             assert op.role is not None and op.content is not None
-            role, content = op.role, op.content
-            v = [role, turn_token(content)]
-            self.do("append", s, v, lambda: st.append(s, role, content), lambda _: v)
+            v = [op.role, turn_token(op.content)]
+            log = self.log.log
+            log("invoke", "append", s, v)
+            try:
+                st.append(s, op.role, op.content)
+            except Exception as exc:
+                kind, error = classify("append", exc)
+                log(kind, "append", s, v, error)
+                return
+            log("ok", "append", s, v)
         elif op.f == "read":
             self.do("read", s, None, lambda: st.history(s), _read_value)
         elif op.f == "snapshot":
