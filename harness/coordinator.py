@@ -11,7 +11,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -247,11 +247,9 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
     procs: list[Any] = []
     ctl = controller_for(sc, plan)  # controlled mode; None in free mode (the default)
     if ctl is not None:
-        from dataclasses import replace
-
         specs = [replace(s, control=ctl.attach) for s in specs]
     nemesis = None
-    if plan.faults:  # controlled mode: each fault at a scheduling decision
+    if plan.faults:  # free mode: faults at times; controlled mode: at scheduling decisions
         specs, nemesis = _nemesis(plan, specs, procs, ctx, target, run_dir, allow_destructive,
                                   stepped=ctl is not None)
     try:
@@ -282,8 +280,6 @@ def _nemesis(plan: Plan, specs: list[WorkerSpec], procs: list[Any], ctx: Any, ta
     """The worker specs, now sharing a board, and the nemesis of a plan with faults (the
     controlled-mode one if ``stepped``); a killed slot's replacement gets a new process
     number."""
-    from dataclasses import replace
-
     board = Board(ctx, len(specs))
     specs = [replace(s, board=board) for s in specs]
 
