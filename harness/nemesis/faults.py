@@ -263,16 +263,21 @@ class Nemesis:
                   **({"error": error} if error else {}))
 
     def _disk_full(self, fault: dict[str, Any]) -> None:
+        self._disk_full_for(fault, "duration")
+
+    def _disk_full_for(self, fault: dict[str, Any], span: str) -> None:
+        """Turn the board's disk-full switch on, and off after ``fault[span]`` (seconds
+        here, decisions in controlled mode: whatever :meth:`_later` counts in)."""
         board = self.slots.board
         board.disk_full.value = fault["id"] + 1
-        self._log(fault, phase="start", duration=fault["duration"])
+        self._log(fault, phase="start", **{span: fault[span]})
 
         def clear(cut: bool) -> None:
-            if board.disk_full.value == fault["id"] + 1:
+            if board.disk_full.value == fault["id"] + 1:  # a later disk-full owns it now
                 board.disk_full.value = 0
             self._log(fault, phase="end", cut=cut)
 
-        self._later(fault["duration"], clear)
+        self._later(fault[span], clear)
 
     def _helper_log(self, fault_id: int) -> Path:
         path = self.history / f"nemesis-lock-{fault_id}.jsonl"

@@ -184,16 +184,7 @@ class SteppedNemesis(Nemesis):
             self.view.pin(list(getattr(self.target, "pids", [])))
 
     def _disk_full(self, fault: dict[str, Any]) -> None:
-        board = self.slots.board
-        board.disk_full.value = fault["id"] + 1
-        self._log(fault, phase="start", for_steps=fault["for_steps"])
-
-        def clear(cut: bool) -> None:
-            if board.disk_full.value == fault["id"] + 1:
-                board.disk_full.value = 0
-            self._log(fault, phase="end", cut=cut)
-
-        self._later(fault["for_steps"], clear)
+        self._disk_full_for(fault, "for_steps")
 
     def _lock_hold(self, fault: dict[str, Any]) -> None:
         assert isinstance(self.target, SqliteTarget)
