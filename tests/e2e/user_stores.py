@@ -1,0 +1,37 @@
+"""Stores as a user would write them, named by ``package.module:factory`` specs."""
+
+from __future__ import annotations
+
+import sqlite3
+
+
+class AppendOnlyStore:
+    """Appends and reads, nothing else: the plan must ask for nothing else."""
+
+    backend = "sqlite"
+    capabilities = frozenset({"append", "read"})
+
+    def __init__(self, url: str) -> None:  # no namespace parameter: not passed
+        self.conn = sqlite3.connect(url[len("sqlite://"):], timeout=30, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, s, r, c)")
+
+    def append(self, session: str, role: str, content: str) -> None:
+        self.conn.execute("INSERT INTO t (s, r, c) VALUES (?, ?, ?)", (session, role, content))
+
+    def history(self, session: str) -> list[tuple[str, str]]:
+        return self.conn.execute("SELECT r, c FROM t WHERE s = ? ORDER BY id", (session,)).fetchall()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class GarbledReadStore(AppendOnlyStore):
+    """Reads come back as one string per turn, not ``(role, content)``: unreadable."""
+
+    def history(self, session: str) -> list[tuple[str, str]]:
+        return [f"{r}: {c}" for r, c in super().history(session)]  # type: ignore[misc]
+
+
+def broken_factory(url: str, namespace: str = "") -> AppendOnlyStore:
+    raise RuntimeError("wrong credentials")
