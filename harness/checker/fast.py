@@ -51,6 +51,9 @@ def check_fast(events: Sequence[Event]) -> CheckResult:
         sessions, n_ops = group_by_session(events)
         rep = Reporter()
         stats = check_sessions(sessions, rep)
+        # Free the per-session pairs while GC is still off: re-enabled with millions of
+        # them alive, its first young-generation pass would walk every one.
+        del sessions
     finally:
         if gc_was_on:
             gc.enable()
