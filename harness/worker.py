@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,22 @@ def _read_value(turns: Any) -> Any:
         raise MalformedRead(f"expected (role, content) strings, got {turns!r:.80}")
     if max(map(len, contents)) <= TOKEN_INLINE:
         return turns
-    return [[r, c if len(c) <= TOKEN_INLINE else turn_token(c)] for r, c in turns]
+    # Only the long contents need a token; the same turn comes back in every later read
+    # of its session, so tokens are cached rather than hashed again.
+    out: list[Any] = list(turns)
+    for i in compress(range(len(contents)), map(TOKEN_INLINE.__lt__, map(len, contents))):
+        c = contents[i]
+        tok = _TOKENS.get(c)
+        if tok is None:
+            if len(_TOKENS) >= _TOKENS_MAX:
+                _TOKENS.clear()
+            tok = _TOKENS[c] = turn_token(c)
+        out[i] = (roles[i], tok)
+    return out
+
+
+_TOKENS: dict[str, str] = {}  # long content -> its token, in this worker process
+_TOKENS_MAX = 20_000
 
 
 def _ids_value(ids: Any) -> list[str]:
