@@ -175,6 +175,12 @@ class Controller:
                 raise RuntimeError(f"control socket: unexpected byte {bytes(kind)!r}")
 
     def _done(self, w: _Worker) -> None:
+        # Only the first news of the end counts: a worker says "done" while it runs (a
+        # step of the trace), and its socket closing later arrives at a time no seed
+        # decides; clearing the lock waits again then made the eligible set, so the
+        # trace, depend on timing.
+        if w.state == DONE:
+            return
         w.state = DONE
         for other in self.workers.values():  # its connections are closed: locks are free
             other.lockwait = False
