@@ -123,7 +123,7 @@ class _Runner:
         self.store = store
         self.log = log
         self.known: dict[str, list[str]] = {}
-        self.last_read: dict[str, list[Any]] = {}  # session -> raw turns of the last ok read
+        self.last_read: dict[str, list[Any]] = {}  # session -> copy of the last ok read's turns
 
     def _delta(self, session: str, turns: Any) -> Any:
         """The logged value of a read. When the read starts with this process's previous
@@ -137,8 +137,10 @@ class _Runner:
             value: Any = {"prefix": n, "tail": _read_value(turns[n:])}
         else:
             value = _read_value(turns)
-        if type(turns) is list:
-            self.last_read[session] = turns
+        # Keep a private copy, and only of immutable turns: a store may hand out (and later
+        # change in place) its own list, and a delta must never hide such a change.
+        if type(turns) is list and turns and set(map(type, turns)) == {tuple}:
+            self.last_read[session] = turns[:]
         else:
             self.last_read.pop(session, None)
         return value

@@ -97,3 +97,29 @@ def test_a_delta_without_its_base_is_an_error(tmp_path: Path) -> None:
         w.log("invoke", "read", "s0")
     with pytest.raises(HistoryError, match="without the read it extends"):
         read_log(p)
+
+
+def test_a_store_changing_its_own_list_in_place_is_logged_whole(tmp_path: Path) -> None:
+    from harness.plan import Op
+    from harness.worker import execute
+
+    class SharedListStore:
+        """Hands out its internal list, then rewrites a turn in place (a cache bug)."""
+
+        def __init__(self) -> None:
+            self.turns: list[tuple[str, str]] = []
+
+        def append(self, session: str, role: str, content: str) -> None:
+            self.turns.append((role, content))
+            if content == "c":
+                self.turns[0] = ("user", "tampered")
+
+        def history(self, session: str) -> list[tuple[str, str]]:
+            return self.turns
+
+    ops = [Op("append", "s", "user", "a"), Op("append", "s", "user", "b"), Op("read", "s"),
+           Op("append", "s", "user", "c"), Op("read", "s")]
+    with HistoryWriter(tmp_path / "0.jsonl", 0) as w:
+        execute(SharedListStore(), ops, w)  # type: ignore[arg-type]
+    reads = [e.value for e in read_log(tmp_path / "0.jsonl") if e.f == "read" and e.type == "ok"]
+    assert reads[1] == [["user", "tampered"], ["user", "b"], ["user", "c"]]
