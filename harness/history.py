@@ -14,16 +14,11 @@ Values, by ``f``:
 f                  invoke value             ok value
 =================  =======================  ==========================================
 append             ``[role, token]``        ``[role, token]``
-read               ``null``                 ``[[role, token], ...]`` oldest first (*)
+read               ``null``                 ``[[role, token], ...]`` oldest first
 snapshot           ``null``                 the new snapshot id (str)
 rollback           snapshot id              snapshot id
 list_snapshots     ``null``                 ``[id, ...]``
 =================  =======================  ==========================================
-
-(*) In a process's own log a read that starts with that process's previous ok read of
-the session is written as ``{"prefix": n, "tail": [[role, token], ...]}``: the first n
-turns of that read, then the tail. :func:`read_log` expands it, so every reader of a
-history (checker, replay, merged ``history.jsonl``) sees full lists.
 
 A *token* is :func:`turn_token` of a turn's content: the content itself when short, a
 prefix plus length and hash when long, so histories stay small when payloads are hundreds
@@ -174,35 +169,17 @@ def read_log(path: str | os.PathLike[str]) -> list[Event]:
         raise HistoryError(f"cannot read history {p}: {err.strerror or err}") from err
     lines = data.split(b"\n")
     events: list[Event] = []
-    reads: dict[Any, list[Any]] = {}  # session -> the last ok read's turns, for deltas
     last = len(lines) - 1
     for n, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            d = orjson.loads(line)
-            if d.get("f") == "read" and d.get("type") == "ok":
-                _expand_read(d, reads)
-            events.append(Event.from_dict(d))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as err:
+            events.append(Event.from_dict(orjson.loads(line)))
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as err:
             if n >= last - 1 and not any(x.strip() for x in lines[n + 1 :]):
                 break  # torn tail
             raise HistoryError(f"{p}:{n + 1}: not a history event ({err})") from err
     return events
-
-
-def _expand_read(d: dict[str, Any], reads: dict[Any, list[Any]]) -> None:
-    """Turn a delta-logged read (``{"prefix": n, "tail": [...]}``: the first n turns of
-    the same process's previous ok read of the session, then ``tail``) back into the
-    full list of turns, in place; remember every ok read's turns for the next delta."""
-    v, session = d.get("value"), d.get("session")
-    if type(v) is dict and "prefix" in v:
-        base, k, tail = reads.get(session), v["prefix"], v["tail"]
-        if base is None or type(k) is not int or not 0 <= k <= len(base) or type(tail) is not list:
-            raise ValueError(f"a read delta without the read it extends (prefix {k!r})")
-        v = d["value"] = base[:k] + tail
-    if type(v) is list:
-        reads[session] = v
 
 
 def merge(logs: Iterable[Sequence[Event]]) -> list[Event]:

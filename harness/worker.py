@@ -123,27 +123,6 @@ class _Runner:
         self.store = store
         self.log = log
         self.known: dict[str, list[str]] = {}
-        self.last_read: dict[str, list[Any]] = {}  # session -> copy of the last ok read's turns
-
-    def _delta(self, session: str, turns: Any) -> Any:
-        """The logged value of a read. When the read starts with this process's previous
-        ok read of the session (the common case: a few appends since), only the new turns
-        are validated and logged, as ``{"prefix": n, "tail": [...]}``;
-        :func:`harness.history.read_log` expands it back. A read returns the whole
-        session, so logging it whole each time is most of the harness's cost per op."""
-        prev = self.last_read.get(session)
-        n = len(prev) if prev else 0
-        if n and type(turns) is list and len(turns) >= n and turns[:n] == prev:
-            value: Any = {"prefix": n, "tail": _read_value(turns[n:])}
-        else:
-            value = _read_value(turns)
-        # Keep a private copy, and only of immutable turns: a store may hand out (and later
-        # change in place) its own list, and a delta must never hide such a change.
-        if type(turns) is list and turns and set(map(type, turns)) == {tuple}:
-            self.last_read[session] = turns[:]
-        else:
-            self.last_read.pop(session, None)
-        return value
 
     def _remember(self, session: str, ids: list[str]) -> None:
         k = self.known.setdefault(session, [])
@@ -179,7 +158,7 @@ class _Runner:
                 return
             log("ok", "append", s, v)
         elif op.f == "read":
-            self.do("read", s, None, lambda: st.history(s), lambda turns: self._delta(s, turns))
+            self.do("read", s, None, lambda: st.history(s), _read_value)
         elif op.f == "snapshot":
             sid = self.do("snapshot", s, None, lambda: st.snapshot(s), str)
             if sid is not None:
