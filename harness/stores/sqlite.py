@@ -9,6 +9,7 @@ touches.
 from __future__ import annotations
 
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,13 +40,30 @@ def sqlite_path(url: str) -> str:
 def connect(url: str, timeout: float = 30.0) -> sqlite3.Connection:
     """Open a connection in autocommit mode (transactions are explicit), WAL, schema made."""
     conn = sqlite3.connect(sqlite_path(url), timeout=timeout, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=WAL")
+    _wal(conn, timeout)
     conn.execute("PRAGMA synchronous=NORMAL")
     with _immediate(conn):
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
                 conn.execute(stmt)
     return conn
+
+
+def _wal(conn: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL. On a fresh file, processes opening it at once race to convert it,
+    and SQLite answers the losers "database is locked" at once, busy timeout or not (it
+    will not wait while holding a shared lock another converter needs): retry then."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 @contextmanager

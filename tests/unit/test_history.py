@@ -3,12 +3,13 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import multiprocess
 import pytest
 
 from harness.errors import HistoryError
-from harness.history import HistoryWriter, iter_ops, merge, read_history, read_log, turn_token
+from harness.history import Event, HistoryWriter, iter_ops, merge, read_history, read_log, turn_token
 
 
 def test_turn_token_short_is_identity_long_is_distinct() -> None:
@@ -89,3 +90,79 @@ def test_a_store_changing_its_own_list_in_place_is_logged_as_it_was(tmp_path: Pa
         execute(SharedListStore(), ops, w)  # type: ignore[arg-type]
     reads = [e.value for e in read_log(tmp_path / "0.jsonl") if e.f == "read" and e.type == "ok"]
     assert reads[1] == [["user", "tampered"], ["user", "b"], ["user", "c"]]
+
+
+@pytest.mark.parametrize("process", [0, 17, "final", 'odd "%d" name'])
+def test_fast_lines_are_the_bytes_line_makes(tmp_path: Path, process: int | str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import orjson
+
+    import harness.history
+
+    monkeypatch.setattr(harness.history, "monotonic_ns", lambda: 123456789)
+    value = ["user", 'quote " percent %s é 🙂\n']
+    with HistoryWriter(tmp_path / "0.jsonl", process) as w:
+        slow = w.line("ok", "append", "s1.0", value)
+        fast = w.fast(b"ok", b"append", orjson.dumps("s1.0"), orjson.dumps(value))
+    assert fast == slow.replace(b'"index":0', b'"index":1')
+    assert Event.from_dict(orjson.loads(fast)).value == value
+
+
+def test_a_deferred_event_goes_out_with_the_next_or_at_close(tmp_path: Path) -> None:
+    p = tmp_path / "0.jsonl"
+    w = HistoryWriter(p, 0)
+    w.log("invoke", "append", "s", ["user", "a"])
+    w.defer("ok", "append", "s", ["user", "a"])
+    assert [e.type for e in read_log(p)] == ["invoke"]  # held, not written yet
+    w.log("invoke", "read", "s")
+    assert [e.type for e in read_log(p)] == ["invoke", "ok", "invoke"]
+    w.defer("ok", "read", "s", [["user", "a"]])
+    w.close()
+    events = read_log(p)
+    assert [e.type for e in events] == ["invoke", "ok", "invoke", "ok"]
+    assert [e.index for e in events] == [0, 1, 2, 3]
+    assert events[1].time < events[2].time  # the time is taken when deferred, not written
+
+
+def _run_until_blocked(path: str, blocked: Any, n: int) -> None:
+    from harness.plan import Op
+    from harness.worker import execute
+
+    class BlocksOnNth:
+        """Appends succeed until the ``n``-th, which says so and never returns."""
+
+        def __init__(self) -> None:
+            self.count = 0
+
+        def append(self, session: str, role: str, content: str) -> None:
+            self.count += 1
+            if self.count == n:
+                blocked.set()
+                signal.pause()
+
+        def history(self, session: str) -> list[tuple[str, str]]:
+            return []
+
+    ops = [Op("append" if i % 2 == 0 else "read", "s", "user", f"c{i}") for i in range(2 * n)]
+    with HistoryWriter(path, 0) as w:
+        execute(BlocksOnNth(), ops, w)  # type: ignore[arg-type]
+
+
+def test_every_event_is_on_disk_before_the_next_store_call(tmp_path: Path) -> None:
+    """Completions are written with the next invoke: a worker killed inside a store call
+    has logged every earlier op whole, and the invoke of the op it was killed in."""
+    ctx = multiprocess.get_context("fork")
+    blocked = ctx.Event()
+    p = tmp_path / "0.jsonl"
+    proc = ctx.Process(target=_run_until_blocked, args=(str(p), blocked, 5))
+    proc.start()
+    try:
+        assert blocked.wait(30), "the worker never reached the blocking append"
+    finally:
+        proc.kill()
+        proc.join()
+    events = read_log(p)
+    assert [(e.type, e.f) for e in events] == [
+        *[(t, f) for f in ("append", "read") for t in ("invoke", "ok")] * 4,
+        ("invoke", "append")]
+    assert events[-1].value == ["user", "c8"]
