@@ -6,10 +6,12 @@ that alternates between repetitions. Each repetition gives a ratio, raw time / h
 (= harness throughput / raw throughput); the printed ratio is their median (target: >= 0.9)
 with the quartiles beside it, since a single run on a small machine swings by 0.1 and more
 (SQLite's busy handler sleeps a millisecond or more whenever a writer finds the lock taken,
-so who waits on whom decides much of a run's time). CPU time per op (user + system, all
-workers) is printed too: it moves far less from run to run.
+so who waits on whom decides much of a run's time). Each rep also runs raw a second time:
+the control line's ratio, raw / raw again, shows how far two identical runs differ here.
+CPU time per op (user + system, all workers) is printed too.
 
     python bench/overhead.py [--workers 4] [--ops 2000] [--reps 11] [--store sqlite|redis]
+                             [--gap-us US]
 """
 
 from __future__ import annotations
@@ -34,10 +36,14 @@ from harness.worker import execute
 WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 
 
-def _raw(store: Any, ops: tuple[Op, ...]) -> None:
+def _raw(store: Any, ops: tuple[Op, ...], gap_s: float = 0.0) -> None:
     known: dict[str, list[str]] = {}
     for op in ops:
         s = op.session
+        if gap_s:  # the gap control: busy work between store calls, where the harness logs
+            until = time.perf_counter() + gap_s
+            while time.perf_counter() < until:
+                pass
         if op.f == "append":
             store.append(s, op.role, op.content)
         elif op.f == "read":
@@ -63,8 +69,11 @@ def _worker(mode: str, spec: str, url: str, ns: str, ops: tuple[Op, ...], log: s
         execute(store, ops, writer)
         writer.close()
     else:
-        _raw(store, ops)
+        _raw(store, ops, GAP_S if mode == "raw+gap" else 0.0)
     store.close()
+
+
+GAP_S = 0.0  # set by --gap-us (before the workers fork)
 
 
 def _once(mode: str, spec: str, url: str, ns: str, streams: tuple[tuple[Op, ...], ...],
@@ -93,18 +102,24 @@ def _once(mode: str, spec: str, url: str, ns: str, streams: tuple[tuple[Op, ...]
     return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
+MODES: tuple[str, ...] = ("raw", "harness", "raw-again")
+
+
 def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, float]:
+    """Each rep runs raw, harness and raw again (the control: what two identical raw runs
+    differ by), in an order that rotates."""
     sc = Scenario(workers=workers, ops=ops, sessions=8, weights=WEIGHTS,
                   payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
     streams = make_plan(sc, 1).streams
-    wall: dict[str, list[float]] = {"raw": [], "harness": []}
-    cpu: dict[str, list[float]] = {"raw": [], "harness": []}
+    wall: dict[str, list[float]] = {m: [] for m in MODES}
+    cpu: dict[str, list[float]] = {m: [] for m in MODES}
     redis = ManagedRedis(tmp / "redis", "everysec") if spec == "redis" else None
     if redis:
         redis.start()
     try:
         for rep in range(reps):
-            for mode in (("raw", "harness") if rep % 2 == 0 else ("harness", "raw")):
+            k = rep % len(MODES)
+            for mode in MODES[k:] + MODES[:k]:
                 if redis:
                     url = redis.url
                 else:
@@ -118,12 +133,23 @@ def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, 
         if redis:
             redis.stop()
     total = workers * ops
-    ratios = sorted(r / h for r, h in zip(wall["raw"], wall["harness"], strict=True))
-    q1, ratio, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+
+    def median_ratio(a: list[float], b: list[float]) -> tuple[float, float, float]:
+        ratios = sorted(x / y for x, y in zip(a, b, strict=True))
+        if len(ratios) < 2:
+            return ratios[0], ratios[0], ratios[0]
+        q1, med, q3 = statistics.quantiles(ratios, n=4)
+        return med, q1, q3
+
+    ratio, q1, q3 = median_ratio(wall["raw"], wall["harness"])
+    control, c1, c3 = median_ratio(wall["raw"], wall["raw-again"])
+    gap = median_ratio(wall["raw"], wall["raw+gap"]) if "raw+gap" in wall else None
     return {
+        **({"gap": gap[0], "g1": gap[1], "g3": gap[2]} if gap else {}),
         "raw_ops_s": total / statistics.median(wall["raw"]),
         "harness_ops_s": total / statistics.median(wall["harness"]),
         "ratio": ratio, "q1": q1, "q3": q3,
+        "control": control, "c1": c1, "c3": c3,
         "raw_cpu_us": statistics.median(cpu["raw"]) / total * 1e6,
         "harness_cpu_us": statistics.median(cpu["harness"]) / total * 1e6,
     }
@@ -136,7 +162,13 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--store", choices=("sqlite", "redis"), action="append",
                     help="one store only (repeatable); default both")
+    ap.add_argument("--gap-us", type=float, default=0.0,
+                    help="also run raw with this many µs of busy work before each op, and"
+                    " print its ratio: what any per-op work of that size costs")
     a = ap.parse_args()
+    global GAP_S, MODES
+    if a.gap_us > 0:
+        GAP_S, MODES = a.gap_us / 1e6, (*MODES, "raw+gap")
     print(f"workers={a.workers} ops/worker={a.ops} reps={a.reps} (ratio = raw time / harness"
           " time, median of the reps [quartiles]; target >= 0.9)")
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as d:
@@ -144,8 +176,11 @@ def main() -> None:
             r = bench(spec, a.workers, a.ops, a.reps, Path(d))
             ok = "OK" if r["ratio"] >= 0.9 else "BELOW TARGET"
             print(f"{spec:7} raw {r['raw_ops_s']:7.0f} ops/s  harness {r['harness_ops_s']:7.0f}"
-                  f" ops/s  ratio {r['ratio']:.3f} [{r['q1']:.2f}-{r['q3']:.2f}] {ok}"
-                  f"  | CPU/op raw {r['raw_cpu_us']:.0f} µs, harness {r['harness_cpu_us']:.0f} µs",
+                  f" ops/s  ratio {r['ratio']:.3f} [{r['q1']:.2f}-{r['q3']:.2f}] {ok}\n"
+                  f"{'':8}control raw/raw {r['control']:.3f} [{r['c1']:.2f}-{r['c3']:.2f}]"
+                  f"  CPU/op raw {r['raw_cpu_us']:.0f} µs, harness {r['harness_cpu_us']:.0f} µs"
+                  + (f"\n{'':8}raw + {a.gap_us:g} µs gap per op: {r['gap']:.3f}"
+                     f" [{r['g1']:.2f}-{r['g3']:.2f}]" if "gap" in r else ""),
                   flush=True)
 
 

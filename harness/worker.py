@@ -74,9 +74,9 @@ def _read_value(turns: Any) -> Any:
     """The logged value of a read: ``[[role, token], ...]``; MalformedRead if not turns.
 
     Hot path (reads return whole sessions): one plain loop checks every turn and spots
-    long contents; measured faster than a chain of C-level passes (``map``, ``set``) for
-    reads of any length, each pass costing about as much as the loop. Short contents are
-    logged as they are.
+    long contents. It measured faster than the seven C-level passes (``map``, ``set``) it
+    replaced, each of which cost about as much as the loop: 1.4 vs 6.4 µs for a 15-turn
+    read, 22 vs 40 µs for 250 turns. Short contents are logged as they are.
     """
     if not isinstance(turns, list | tuple):
         raise MalformedRead(f"expected a list of turns, got {type(turns).__name__}")
