@@ -194,19 +194,14 @@ class HistoryWriter:
         time_ns: int | None = None,
     ) -> None:
         """Write one event now (after a deferred one, in the same ``os.write``)."""
-        data = self.line(type, f, session, value, error, time_ns)
-        if self._pending:
-            data, self._pending = self._pending + data, b""
-        os.write(self._fd, data)
+        self.emit(self.line(type, f, session, value, error, time_ns))
 
     def defer(
         self, type: str, f: str, session: str | None = None, value: Any = None,
         error: str | None = None,
     ) -> None:
         """Serialize one event now, write it with the next one (see the class docstring)."""
-        if self._pending:
-            self.flush()
-        self._pending = self.line(type, f, session, value, error)
+        self.hold(self.line(type, f, session, value, error))
 
     def flush(self) -> None:
         """Write a deferred event, if any."""
