@@ -2,7 +2,7 @@
 the harness (history logging, error classification) versus raw store calls.
 
 Both sides run in this one process tree on a fresh target each, back to back, in an order
-that alternates between repetitions. Each repetition gives a ratio, raw time / harness time
+that rotates between repetitions. Each repetition gives a ratio, raw time / harness time
 (= harness throughput / raw throughput); the printed ratio is their median (target: >= 0.9)
 with the quartiles beside it, since a single run on a small machine swings by 0.1 and more
 (SQLite's busy handler sleeps a millisecond or more whenever a writer finds the lock taken,
