@@ -81,30 +81,35 @@ def _read_value(turns: Any) -> Any:
     if not isinstance(turns, list | tuple):
         raise MalformedRead(f"expected a list of turns, got {type(turns).__name__}")
     long = False
+    plain = True  # every turn a plain tuple or list, which orjson serializes
     for turn in turns:
         t = type(turn)
-        if t is not tuple and t is not list and not isinstance(turn, list | tuple):
-            raise MalformedRead(f"expected (role, content) pairs, got {turns!r:.80}")
+        if t is not tuple and t is not list:
+            if not isinstance(turn, list | tuple):
+                raise MalformedRead(f"expected (role, content) pairs, got {turns!r:.80}")
+            plain = False  # a namedtuple, say: valid, but orjson refuses tuple subclasses
         if len(turn) != 2:
             raise MalformedRead(f"expected (role, content) pairs, got {turns!r:.80}")
         role, content = turn
-        if type(role) is not str or type(content) is not str:
+        if (type(role) is not str and not isinstance(role, str)) or (
+                type(content) is not str and not isinstance(content, str)):
             raise MalformedRead(f"expected (role, content) strings, got {turns!r:.80}")
         if len(content) > TOKEN_INLINE:
             long = True
-    if not long:
+    if plain and not long:
         return turns
     # Only the long contents need a token; the same turn comes back in every later read
     # of its session, so tokens are cached rather than hashed again.
-    out: list[Any] = list(turns)
-    for i, (role, content) in enumerate(turns):
+    out: list[Any] = []
+    for role, content in turns:
         if len(content) > TOKEN_INLINE:
             tok = _TOKENS.get(content)
             if tok is None:
                 if len(_TOKENS) >= _TOKENS_MAX:
                     _TOKENS.clear()
                 tok = _TOKENS[content] = turn_token(content)
-            out[i] = (role, tok)
+            content = tok
+        out.append((role, content))
     return out
 
 

@@ -10,7 +10,7 @@ import pytest
 from harness.coordinator import run
 from harness.errors import TargetError
 from harness.history import read_history
-from harness.scenario import Scenario
+from harness.scenario import PayloadSpec, Scenario
 
 HERE = Path(__file__).resolve().parent
 
@@ -35,6 +35,16 @@ def test_a_malformed_read_is_unreadable(tmp_path: Path) -> None:
     assert "unreadable" in res.result.counts()
     v = next(v for v in res.result.violations if v.kind == "unreadable")
     assert any("MalformedRead" in (e.error or "") for e in v.events)
+
+
+def test_namedtuple_turns_of_str_subclasses_are_read_as_turns(tmp_path: Path) -> None:
+    sc = Scenario(store="user_stores:TypedTurnsStore", seed=2, workers=2, ops=60,
+                  payload=PayloadSpec(max_bytes=4000, long_rate=0.3))  # long ones: tokens too
+    res = run(sc, reports=tmp_path)
+    assert res.exit_code == 0, res.result.counts()
+    reads = [e for e in read_history(res.run_dir) if e.f == "read" and e.type == "ok" and e.value]
+    assert reads and all(isinstance(t, list) and len(t) == 2 for e in reads for t in e.value)
+    assert any("…[" in t[1] for e in reads for t in e.value)  # a long content, as its token
 
 
 def test_a_store_that_cannot_open_is_a_setup_error(tmp_path: Path) -> None:

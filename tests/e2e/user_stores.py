@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import NamedTuple
 
 
 class AppendOnlyStore:
@@ -31,6 +32,23 @@ class GarbledReadStore(AppendOnlyStore):
 
     def history(self, session: str) -> list[tuple[str, str]]:
         return [f"{r}: {c}" for r, c in super().history(session)]  # type: ignore[misc]
+
+
+class Turn(NamedTuple):
+    role: str
+    content: str
+
+
+class Text(str):
+    """A str subclass, as an ORM or a markup library may hand back."""
+
+
+class TypedTurnsStore(AppendOnlyStore):
+    """Reads come back as ``Turn`` namedtuples of ``Text``: still ``(role, content)`` pairs
+    of strings, as the protocol asks, so nothing is unreadable."""
+
+    def history(self, session: str) -> list[tuple[str, str]]:
+        return [Turn(Text(r), Text(c)) for r, c in super().history(session)]
 
 
 def broken_factory(url: str, namespace: str = "") -> AppendOnlyStore:
