@@ -2,7 +2,9 @@
 the harness (history logging, error classification) versus raw store calls.
 
 Both sides run in this one process tree on a fresh target each, back to back, in an order
-that rotates between repetitions. Each repetition gives a ratio, raw time / harness time
+shuffled for each repetition (seeded; a rotation would give each mode the same predecessor
+every time, and whatever one run leaves behind, dirty pages of its logs say, would then
+always land on the same next mode). Each repetition gives a ratio, raw time / harness time
 (= harness throughput / raw throughput); the printed ratio is their median (target: >= 0.9)
 with the quartiles beside it, since a single run on a small machine swings by 0.1 and more
 (SQLite's busy handler sleeps a millisecond or more whenever a writer finds the lock taken,
@@ -17,6 +19,7 @@ CPU time per op (user + system, all workers) is printed too.
 from __future__ import annotations
 
 import argparse
+import random
 import resource
 import statistics
 import tempfile
@@ -107,7 +110,7 @@ MODES: tuple[str, ...] = ("raw", "harness", "raw-again")
 
 def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, float]:
     """Each rep runs raw, harness and raw again (the control: what two identical raw runs
-    differ by), in an order that rotates."""
+    differ by), in an order shuffled per rep."""
     sc = Scenario(workers=workers, ops=ops, sessions=8, weights=WEIGHTS,
                   payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
     streams = make_plan(sc, 1).streams
@@ -118,8 +121,7 @@ def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, 
         redis.start()
     try:
         for rep in range(reps):
-            k = rep % len(MODES)
-            for mode in MODES[k:] + MODES[:k]:
+            for mode in random.Random(rep).sample(MODES, len(MODES)):
                 if redis:
                     url = redis.url
                 else:
