@@ -10,15 +10,19 @@ with the quartiles beside it, since a single run on a small machine swings by 0.
 (SQLite's busy handler sleeps a millisecond or more whenever a writer finds the lock taken,
 so who waits on whom decides much of a run's time). Each rep also runs raw a second time:
 the control line's ratio, raw / raw again, shows how far two identical runs differ here.
-CPU time per op (user + system, all workers) is printed too.
+CPU time per op (user + system, all workers) is printed too. Two controls say what per-op
+work of a given kind costs on this machine: ``--gap-us US`` (busy work between ops, with no
+footprint) and ``--floor`` (one ``os.write`` of two pre-built history lines before each op,
+the least any log that is on disk before each store call must do).
 
     python bench/overhead.py [--workers 4] [--ops 2000] [--reps 11] [--store sqlite|redis]
-                             [--gap-us US]
+                             [--gap-us US] [--floor]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import statistics
@@ -39,10 +43,20 @@ from harness.worker import execute
 WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 
 
-def _raw(store: Any, ops: tuple[Op, ...], gap_s: float = 0.0) -> None:
+#: what the floor control writes before each op: an ok and an invoke line as the harness
+#: writes them (one os.write per op carries a completion and the next invoke)
+FLOOR_LINES = (b'{"index":7,"time":1234567890123,"process":0,"pid":4242,"type":"ok","f":"append",'
+               b'"session":"s3","value":["user","w0-17 a turn with some words in it"]}\n'
+               b'{"index":8,"time":1234567890456,"process":0,"pid":4242,"type":"invoke",'
+               b'"f":"read","session":"s5","value":null}\n')
+
+
+def _raw(store: Any, ops: tuple[Op, ...], gap_s: float = 0.0, fd: int | None = None) -> None:
     known: dict[str, list[str]] = {}
     for op in ops:
         s = op.session
+        if fd is not None:  # the floor control: one durable write per op, nothing else
+            os.write(fd, FLOOR_LINES)
         if gap_s:  # the gap control: busy work between store calls, where the harness logs
             until = time.perf_counter() + gap_s
             while time.perf_counter() < until:
@@ -71,6 +85,10 @@ def _worker(mode: str, spec: str, url: str, ns: str, ops: tuple[Op, ...], log: s
     if writer is not None:
         execute(store, ops, writer)
         writer.close()
+    elif mode == "raw+write":
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        _raw(store, ops, fd=fd)
+        os.close(fd)
     else:
         _raw(store, ops, GAP_S if mode == "raw+gap" else 0.0)
     store.close()
@@ -146,8 +164,10 @@ def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, 
     ratio, q1, q3 = median_ratio(wall["raw"], wall["harness"])
     control, c1, c3 = median_ratio(wall["raw"], wall["raw-again"])
     gap = median_ratio(wall["raw"], wall["raw+gap"]) if "raw+gap" in wall else None
+    floor = median_ratio(wall["raw"], wall["raw+write"]) if "raw+write" in wall else None
     return {
         **({"gap": gap[0], "g1": gap[1], "g3": gap[2]} if gap else {}),
+        **({"floor": floor[0], "f1": floor[1], "f3": floor[2]} if floor else {}),
         "raw_ops_s": total / statistics.median(wall["raw"]),
         "harness_ops_s": total / statistics.median(wall["harness"]),
         "ratio": ratio, "q1": q1, "q3": q3,
@@ -167,10 +187,16 @@ def main() -> None:
     ap.add_argument("--gap-us", type=float, default=0.0,
                     help="also run raw with this many µs of busy work before each op, and"
                     " print its ratio: what any per-op work of that size costs")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run raw with one os.write of two pre-built history lines before"
+                    " each op, and print its ratio: the floor of any log that is on disk"
+                    " before each store call")
     a = ap.parse_args()
     global GAP_S, MODES
     if a.gap_us > 0:
         GAP_S, MODES = a.gap_us / 1e6, (*MODES, "raw+gap")
+    if a.floor:
+        MODES = (*MODES, "raw+write")
     print(f"workers={a.workers} ops/worker={a.ops} reps={a.reps} (ratio = raw time / harness"
           " time, median of the reps [quartiles]; target >= 0.9)")
     with tempfile.TemporaryDirectory(prefix="harness-bench-") as d:
@@ -182,7 +208,9 @@ def main() -> None:
                   f"{'':8}control raw/raw {r['control']:.3f} [{r['c1']:.2f}-{r['c3']:.2f}]"
                   f"  CPU/op raw {r['raw_cpu_us']:.0f} µs, harness {r['harness_cpu_us']:.0f} µs"
                   + (f"\n{'':8}raw + {a.gap_us:g} µs gap per op: {r['gap']:.3f}"
-                     f" [{r['g1']:.2f}-{r['g3']:.2f}]" if "gap" in r else ""),
+                     f" [{r['g1']:.2f}-{r['g3']:.2f}]" if "gap" in r else "")
+                  + (f"\n{'':8}raw + one write per op (floor): {r['floor']:.3f}"
+                     f" [{r['f1']:.2f}-{r['f3']:.2f}]" if "floor" in r else ""),
                   flush=True)
 
 
