@@ -76,18 +76,39 @@ def _make_run_dir(reports: Path, name: str, seed: int) -> tuple[str, Path]:
     raise TargetError(f"too many runs named {base} in {reports}")
 
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    def handler(signum: int, frame: Any) -> None:
-        raise Interrupted(signal.Signals(signum).name)
+_STOP: list[str] = []  # the signal that asked the run to stop, once one has
 
-    # SIGHUP too: a closed terminal or ssh session must still leave a checked report.
-    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+def _check_stop() -> None:
+    """Raise Interrupted if a stop signal came, even if its exception was swallowed."""
+    if _STOP:
+        raise Interrupted(_STOP[0])
+
+
+@contextmanager
+def _stop_signals_as_interrupt() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted, and are remembered for :func:`_check_stop`.
+
+    Remembered because Python runs a signal handler wherever the main thread happens to be,
+    and some places print an exception and go on: a Ctrl-C that lands while a worker is
+    forked raises inside ``logging``'s at-fork hook, "Exception ignored", and the run
+    carried on to its end (2 runs in 15 in the Ctrl-C test). The coordinator's loops check.
+    SIGHUP too: a closed terminal or ssh session must still leave a checked report."""
+    def handler(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        if not _STOP:
+            _STOP.append(name)
+        raise Interrupted(name)
+
+    _STOP.clear()
+    old = {sig: signal.signal(sig, handler)
+           for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
         yield
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+        _STOP.clear()
 
 
 def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
@@ -128,11 +149,12 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     say = progress or (lambda _event, _data: None)
     interrupted = False
     started = time.monotonic()
-    with Supervisor() as supervisor, _sigterm_as_interrupt(), target:
+    with Supervisor() as supervisor, _stop_signals_as_interrupt(), target:
         say("target", {"note": target.note or target.url})
         try:
             _run_workers(scenario, plan, info, target, namespace, run_dir, say,
                          allow_destructive_faults)
+            _check_stop()
             say("final", {})
             _final_read(scenario, plan, info, target, namespace, run_dir)
         except (KeyboardInterrupt, Interrupted):
@@ -193,6 +215,7 @@ def _reap(procs: list[Any], deadline: float, say: Progress, run_dir: Path,
     count = _OpCounter(run_dir)
     last = 0.0
     while live:
+        _check_stop()
         wake = deadline if nemesis is None else min(deadline, nemesis.next_due())
         timeout = max(0.0, min(0.5, wake - time.monotonic()))
         for s in wait(list(live), timeout=timeout):
@@ -255,6 +278,7 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
     try:
         for spec in specs:
             procs.append(_spawn(ctx, spec))
+            _check_stop()
         say("started", {"workers": len(procs), "ops": plan.total_ops})
         if ctl is not None:
             stepped = nemesis if isinstance(nemesis, SteppedNemesis) else None
