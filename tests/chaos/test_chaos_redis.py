@@ -30,8 +30,11 @@ LATE = {"lost-turn", "reordered-turns"}  # a turn acknowledged now and written l
 #: zoo store -> (the fault that exposes it, other faults that can too, tweaks for a short
 #: run, scenario overrides, the violation kinds that may name it)
 BUGS: dict[str, tuple[str, tuple[str, ...], dict[str, Any], dict[str, Any], set[str]]] = {
+    # 4 s as scenarios/redis-lease.toml: 2.5 s (six pauses) missed it once in a full-suite
+    # run on a clean clone, though never in 12 runs alone
     "zoo.redis-lease-ttl": ("pause", (), {"pause": {"every": 0.4, "duration": 0.4}},
-                            {"weights": NO_ROLLBACK, "sessions": 6}, {"lost-turn"}),
+                            {"weights": NO_ROLLBACK, "sessions": 6, "duration": 4.0},
+                            {"lost-turn"}),
     # a server killed after it applied an RPUSH and before the reply does it too, rarely
     "zoo.redis-retry-append": ("disconnect", ("restart",), {"disconnect": {"every": 0.1}},
                                {"weights": NO_ROLLBACK}, {"duplicate-turn"}),
