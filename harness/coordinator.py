@@ -285,7 +285,7 @@ def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: 
             with stepped or nullcontext():
                 ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S,
                           pin=getattr(target, "pids", []),  # a managed redis-server
-                          nemesis=stepped)
+                          nemesis=stepped, check=_check_stop)
         elif nemesis is None:
             _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
         else:

@@ -29,7 +29,7 @@ import socket
 import struct
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,6 +121,7 @@ class Controller:
         self.fallback = Sequential()
         self.trace = Trace(name, seed, workers, replayed=spec.trace is not None)
         self.nemesis: SteppedNemesis | None = None
+        self.check: Callable[[], None] = lambda: None
         self.fault_k = -1  # the last decision before which faults were applied
         self.pinned: dict[int, set[int]] = {}  # restarted servers moved to our CPU
 
@@ -282,12 +283,14 @@ class Controller:
         return None
 
     def drive(self, procs: Sequence[Any], deadline: float, pin: Sequence[int] = (),
-              nemesis: SteppedNemesis | None = None) -> Trace:
+              nemesis: SteppedNemesis | None = None,
+              check: Callable[[], None] = lambda: None) -> Trace:
         """Run the grant loop until every worker is done or ``deadline`` (monotonic s),
-        applying ``nemesis``'s faults at their decisions. The coordinator and the
-        processes ``pin`` (a managed server) share the workers' CPU meanwhile, if the
-        spec says so."""
+        applying ``nemesis``'s faults at their decisions and calling ``check`` (which may
+        raise to stop the run) on every turn. The coordinator and the processes ``pin`` (a
+        managed server) share the workers' CPU meanwhile, if the spec says so."""
         self.nemesis = nemesis
+        self.check = check
         try:
             with _pinned([0, *pin], self.cpu):
                 return self._drive(procs, deadline)
@@ -301,6 +304,7 @@ class Controller:
         self._start(procs, min(deadline, t0 + _START_S))
         running: _Worker | None = None
         while True:
+            self.check()
             if time.monotonic() >= deadline:
                 self.trace.deadline_hit = True
                 break
