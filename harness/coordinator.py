@@ -87,7 +87,8 @@ def _check_stop() -> None:
 
 @contextmanager
 def _stop_signals_as_interrupt() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP raise Interrupted, and are remembered for :func:`_check_stop`.
+    """SIGTERM and SIGHUP raise Interrupted, SIGINT KeyboardInterrupt; all three are
+    remembered for :func:`_check_stop`.
 
     Remembered because Python runs a signal handler wherever the main thread happens to be,
     and some places print an exception and go on: a Ctrl-C that lands while a worker is
@@ -98,6 +99,8 @@ def _stop_signals_as_interrupt() -> Iterator[None]:
         name = signal.Signals(signum).name
         if not _STOP:
             _STOP.append(name)
+        if signum == signal.SIGINT:  # as Python's own handler: Ctrl-C before the workers
+            raise KeyboardInterrupt  # start still ends as click's "Aborted!"
         raise Interrupted(name)
 
     _STOP.clear()
