@@ -237,6 +237,8 @@ def run_worker(spec: WorkerSpec) -> None:
     """Process entry point. Returns normally when its ops are done or its deadline passed."""
     set_pdeathsig()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
+    for sig in (signal.SIGTERM, signal.SIGHUP):  # not the coordinator's handlers, forked in
+        signal.signal(sig, signal.SIG_DFL)
     ctl = None
     if spec.control is not None:  # controlled mode: points in sqlite3/redis-py, then wait
         from harness.control.hooks import attach

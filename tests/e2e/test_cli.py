@@ -108,3 +108,26 @@ def test_a_stop_signal_whose_exception_was_swallowed_still_stops_the_run() -> No
             _check_stop()
     _check_stop()  # forgotten once the run is over
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_stop_signal_during_a_fork_waits_until_the_worker_is_listed() -> None:
+    """While a worker is started, a Ctrl-C is only remembered (raised inside the fork's
+    hooks it would be printed and dropped; raised after the fork, before the caller lists
+    the new process, it would leave that process unreaped); the next check raises it."""
+    import os
+    import signal
+    from types import SimpleNamespace
+
+    from harness.coordinator import Interrupted, _check_stop, _spawn, _stop_signals_as_interrupt
+
+    def start() -> None:  # stands for the fork: the signal lands in the middle of it
+        os.kill(os.getpid(), signal.SIGINT)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a system call: the handler runs
+
+    started = SimpleNamespace(start=start)
+    ctx = SimpleNamespace(Process=lambda **_: started)
+    with _stop_signals_as_interrupt():
+        procs = [_spawn(ctx, SimpleNamespace(process=0))]  # type: ignore[arg-type]  # raises nothing
+        assert procs == [started]
+        with pytest.raises(Interrupted, match="SIGINT"):
+            _check_stop()
