@@ -121,7 +121,6 @@ class Controller:
         self.fallback = Sequential()
         self.trace = Trace(name, seed, workers, replayed=spec.trace is not None)
         self.nemesis: SteppedNemesis | None = None
-        self.check: Callable[[], None] = lambda: None
         self.fault_k = -1  # the last decision before which faults were applied
         self.pinned: dict[int, set[int]] = {}  # restarted servers moved to our CPU
 
@@ -290,21 +289,20 @@ class Controller:
         raise to stop the run) on every turn. The coordinator and the processes ``pin`` (a
         managed server) share the workers' CPU meanwhile, if the spec says so."""
         self.nemesis = nemesis
-        self.check = check
         try:
             with _pinned([0, *pin], self.cpu):
-                return self._drive(procs, deadline)
+                return self._drive(procs, deadline, check)
         finally:
             for pid, cpus in self.pinned.items():
                 with suppress(OSError):
                     os.sched_setaffinity(pid, cpus)
 
-    def _drive(self, procs: Sequence[Any], deadline: float) -> Trace:
+    def _drive(self, procs: Sequence[Any], deadline: float, check: Callable[[], None]) -> Trace:
         t0 = time.monotonic()
         self._start(procs, min(deadline, t0 + _START_S))
         running: _Worker | None = None
         while True:
-            self.check()
+            check()
             if time.monotonic() >= deadline:
                 self.trace.deadline_hit = True
                 break

@@ -89,9 +89,9 @@ def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> Non
 
 
 def test_a_stop_signal_whose_exception_was_swallowed_still_stops_the_run() -> None:
-    """Ctrl-C during a fork raises inside logging's at-fork hook, which prints the exception
-    and goes on; the coordinator must still stop at its next check (it once ran on to the
-    end, 2 runs in 15)."""
+    """A stop signal whose exception something drops (a restart fault's ``except
+    Exception``, a ``__del__``, an at-fork hook: a Ctrl-C lost that way once let a run go
+    on to its end, 2 runs in 15) still stops the run at the coordinator's next check."""
     import os
     import signal
 
