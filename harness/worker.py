@@ -17,7 +17,7 @@ from __future__ import annotations
 import signal
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,9 +118,14 @@ _TOKENS_MAX = 20_000
 
 
 def _ids_value(ids: Any) -> list[str]:
+    if type(ids) is list and (not ids or set(map(type, ids)) == _STR):  # the usual case, in C
+        return ids
     if not isinstance(ids, list | tuple) or not all(isinstance(i, str) for i in ids):
         raise MalformedRead(f"expected a list of snapshot ids, got {ids!r:.80}")
     return list(ids)
+
+
+_STR = {str}
 
 
 class _Runner:
@@ -128,20 +133,23 @@ class _Runner:
 
     With ``coalesce``, completions are deferred (:meth:`HistoryWriter.defer`) and go out
     with the next op's invoke; :func:`execute` flushes the last one. Appends and reads,
-    three quarters of all ops, take a hot path: each value serialized once, lines built
-    by :meth:`HistoryWriter.fast`, no closures."""
+    Every op's lines are built by :meth:`HistoryWriter.fast` (each value serialized once,
+    no dict, no closure); only a failed op takes the slower :meth:`HistoryWriter.line`."""
 
     def __init__(self, store: MemoryStore, log: HistoryWriter, coalesce: bool = True) -> None:
         self.store = store
         self.log = log
         self.done = log.defer if coalesce else log.log
         self.hold = log.hold if coalesce else log.emit
-        self.known: dict[str, list[str]] = {}
+        self.known: dict[str, dict[str, None]] = {}  # session -> its snapshot ids, in order
         self._sessions: dict[str, bytes] = {}  # session -> its JSON
 
     def _remember(self, session: str, ids: list[str]) -> None:
-        k = self.known.setdefault(session, [])
-        k.extend(i for i in ids if i not in k)
+        k = self.known.get(session)
+        if k is None:
+            k = self.known[session] = {}
+        for i in ids:  # a dict as an ordered set: a session's ids keep growing
+            k[i] = None
 
     def _session_json(self, session: str) -> bytes:
         sj = self._sessions.get(session)
@@ -150,21 +158,6 @@ class _Runner:
                 self._sessions.clear()
             sj = self._sessions[session] = orjson.dumps(session)
         return sj
-
-    def do(self, f: str, session: str, invoke_value: Any, call: Callable[[], Any],
-           shape: Callable[[Any], Any]) -> Any:
-        self.log.log("invoke", f, session, invoke_value)
-        try:
-            value = shape(call())
-        except MalformedRead as exc:
-            self.done("fail", f, session, None, f"MalformedRead: {exc}")
-            return None
-        except Exception as exc:
-            kind, error = classify(f, exc)
-            self.done(kind, f, session, invoke_value, error)
-            return None
-        self.done("ok", f, session, value)
-        return value
 
     def run_op(self, op: Op) -> None:
         f, s, log = op.f, op.session, self.log
@@ -194,23 +187,48 @@ class _Runner:
                 return
             self.hold(log.fast(b"ok", b"read", sj, orjson.dumps(value)))
         elif f == "snapshot":
-            st = self.store
-            sid = self.do("snapshot", s, None, lambda: st.snapshot(s), str)
-            if sid is not None:
-                self._remember(s, [sid])
+            sj = self._session_json(s)
+            log.emit(log.fast(b"invoke", b"snapshot", sj, b"null"))
+            try:
+                sid = self.store.snapshot(s)
+            except Exception as exc:
+                kind, error = classify("snapshot", exc)
+                self.done(kind, "snapshot", s, None, error)
+                return
+            if type(sid) is not str:
+                sid = str(sid)
+            self.hold(log.fast(b"ok", b"snapshot", sj, orjson.dumps(sid)))
+            self._remember(s, [sid])
         elif f == "list_snapshots":
-            st = self.store
-            ids = self.do("list_snapshots", s, None, lambda: st.snapshots(s), _ids_value)
-            if ids is not None:
-                self._remember(s, ids)
+            sj = self._session_json(s)
+            log.emit(log.fast(b"invoke", b"list_snapshots", sj, b"null"))
+            try:
+                ids = _ids_value(self.store.snapshots(s))
+            except MalformedRead as exc:
+                self.done("fail", "list_snapshots", s, None, f"MalformedRead: {exc}")
+                return
+            except Exception as exc:
+                kind, error = classify("list_snapshots", exc)
+                self.done(kind, "list_snapshots", s, None, error)
+                return
+            self.hold(log.fast(b"ok", b"list_snapshots", sj, orjson.dumps(ids)))
+            self._remember(s, ids)
         elif f == "rollback":
             if not self.known.get(s):
                 self.run_op(Op("list_snapshots", s))
             known = self.known.get(s)
             if known:
-                st = self.store
-                sid = known[(op.choice or 0) % len(known)]
-                self.do("rollback", s, sid, lambda: st.rollback(s, sid), lambda _: sid)
+                sid = list(known)[(op.choice or 0) % len(known)]
+                sj = self._session_json(s)
+                vj = orjson.dumps(sid)
+                log.emit(log.fast(b"invoke", b"rollback", sj, vj))
+                try:
+                    self.store.rollback(s, sid)
+                except Exception as exc:
+                    kind, error = classify("rollback", exc)
+                    self.done(kind, "rollback", s, sid, error)
+                    return
+                self.hold(log.fast(b"ok", b"rollback", sj, vj))
         else:
             raise ValueError(f"unknown op {f!r}")
 
