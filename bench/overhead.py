@@ -5,7 +5,7 @@ Both sides run in this one process tree on a fresh target each, back to back, in
 shuffled for each repetition (seeded; a rotation would give each mode the same predecessor
 every time, and whatever one run leaves behind, dirty pages of its logs say, would then
 always land on the same next mode). Each repetition gives a ratio, raw time / harness time
-(= harness throughput / raw throughput); the printed ratio is their median (target: >= 0.9)
+(= harness throughput / raw throughput); the printed ratio is their median
 with the quartiles beside it, since a single run on a small machine swings by 0.1 and more
 (SQLite's busy handler sleeps a millisecond or more whenever a writer finds the lock taken,
 so who waits on whom decides much of a run's time). Each rep also runs raw a second time:
