@@ -42,6 +42,8 @@ import resource
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -146,34 +148,46 @@ def _once(mode: str, spec: str, url: str, ns: str, streams: tuple[tuple[Op, ...]
 MODES: tuple[str, ...] = ("raw", "harness", "raw-again")
 
 
+def _streams(workers: int, ops: int) -> tuple[tuple[Op, ...], ...]:
+    sc = Scenario(workers=workers, ops=ops, sessions=8, weights=WEIGHTS,
+                  payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
+    return make_plan(sc, 1).streams
+
+
+@contextmanager
+def _targets(spec: str, tmp: Path) -> Iterator[Callable[[str], str]]:
+    """A function giving a fresh target's URL for a name unique within ``spec``: a new
+    SQLite file each time, or the one Redis started here (an fsync per write if durable),
+    where the caller uses the name as the namespace."""
+    if not spec.startswith("redis"):
+        def sqlite_url(name: str) -> str:
+            t = SqliteTarget(tmp / f"{spec}-{name}")  # sqlite and sqlite-durable share tmp
+            t.start()
+            return t.url
+
+        yield sqlite_url
+        return
+    redis = ManagedRedis(tmp / f"{spec}-{os.urandom(4).hex()}",
+                         "always" if spec == "redis-durable" else "everysec")
+    redis.start()
+    try:
+        yield lambda name: redis.url
+    finally:
+        redis.stop()
+
+
 def bench(spec: str, workers: int, ops: int, reps: int, tmp: Path) -> dict[str, float]:
     """Each rep runs raw, harness and raw again (the control: what two identical raw runs
     differ by), in an order shuffled per rep."""
-    sc = Scenario(workers=workers, ops=ops, sessions=8, weights=WEIGHTS,
-                  payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
-    streams = make_plan(sc, 1).streams
+    streams = _streams(workers, ops)
     wall: dict[str, list[float]] = {m: [] for m in MODES}
     cpu: dict[str, list[float]] = {m: [] for m in MODES}
-    redis = None
-    if spec.startswith("redis"):  # durable: an fsync of the append-only file per write
-        redis = ManagedRedis(tmp / spec, "always" if spec == "redis-durable" else "everysec")
-    if redis:
-        redis.start()
-    try:
+    with _targets(spec, tmp) as target:
         for rep in range(reps):
             for mode in random.Random(rep).sample(MODES, len(MODES)):
-                if redis:
-                    url = redis.url
-                else:
-                    t = SqliteTarget(tmp / f"{mode}{rep}")
-                    t.start()
-                    url = t.url
-                w, c = _once(mode, spec, url, f"{mode}{rep}", streams, tmp)
+                w, c = _once(mode, spec, target(f"{mode}{rep}"), f"{mode}{rep}", streams, tmp)
                 wall[mode].append(w)
                 cpu[mode].append(c)
-    finally:
-        if redis:
-            redis.stop()
     total = workers * ops
 
     def median_ratio(a: list[float], b: list[float]) -> tuple[float, float, float]:
@@ -205,25 +219,15 @@ def cost(spec: str, n_ops: int, reps: int, tmp: Path) -> dict[str, float]:
     and swung by +-5 µs per op here): raw, harness and floor on fresh targets in an order
     shuffled per rep, each figure the median over the reps of its difference from the
     same rep's raw run."""
-    sc = Scenario(workers=1, ops=n_ops, sessions=8, weights=WEIGHTS,
-                  payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
-    ops = make_plan(sc, 1).streams[0]
+    (ops,) = _streams(1, n_ops)
     modes = ("raw", "harness", "raw+write")
     cpu: dict[str, list[float]] = {m: [] for m in modes}
-    redis = ManagedRedis(tmp / "redis-cost", "everysec") if spec == "redis" else None
-    if redis:
-        redis.start()
-    try:
+    with _targets(spec, tmp) as target:
         for rep in range(reps):
             for mode in random.Random(rep).sample(modes, len(modes)):
-                if redis:
-                    url = redis.url
-                else:
-                    t = SqliteTarget(tmp / f"cost-{mode}{rep}")
-                    t.start()
-                    url = t.url
-                store = open_store(BUILTINS[spec], url, f"cost-{mode}{rep}")
-                log = str(tmp / f"cost-{mode}{rep}.jsonl")
+                name = f"cost-{mode}{rep}"
+                store = open_store(BUILTINS[spec], target(name), name)
+                log = str(tmp / f"{name}.jsonl")
                 c0 = time.process_time()
                 if mode == "harness":
                     with HistoryWriter(log, 0) as writer:
@@ -236,9 +240,6 @@ def cost(spec: str, n_ops: int, reps: int, tmp: Path) -> dict[str, float]:
                     _raw(store, ops)
                 cpu[mode].append(time.process_time() - c0)
                 store.close()
-    finally:
-        if redis:
-            redis.stop()
 
     def added(mode: str) -> float:
         return statistics.median(m - r for m, r in zip(cpu[mode], cpu["raw"], strict=True)) / n_ops * 1e6

@@ -159,6 +159,15 @@ class _Runner:
             sj = self._sessions[session] = orjson.dumps(session)
         return sj
 
+    def _failed(self, f: str, session: str, invoke_value: Any, exc: Exception) -> None:
+        """Log op ``f``'s completion after it raised: ``fail`` for a malformed read, else
+        what :func:`classify` says (off the hot path: only a failed op comes here)."""
+        if isinstance(exc, MalformedRead):
+            self.done("fail", f, session, None, f"MalformedRead: {exc}")
+        else:
+            kind, error = classify(f, exc)
+            self.done(kind, f, session, invoke_value, error)
+
     def run_op(self, op: Op) -> None:
         f, s, log = op.f, op.session, self.log
         if f == "append":
@@ -169,8 +178,7 @@ class _Runner:
             try:
                 self.store.append(s, op.role, op.content)
             except Exception as exc:
-                kind, error = classify("append", exc)
-                self.done(kind, "append", s, [op.role, turn_token(op.content)], error)
+                self._failed("append", s, [op.role, turn_token(op.content)], exc)
                 return
             self.hold(log.fast(b"ok", b"append", sj, vj))
         elif f == "read":
@@ -178,12 +186,8 @@ class _Runner:
             log.emit(log.fast(b"invoke", b"read", sj, b"null"))
             try:
                 value = _read_value(self.store.history(s))
-            except MalformedRead as exc:
-                self.done("fail", "read", s, None, f"MalformedRead: {exc}")
-                return
             except Exception as exc:
-                kind, error = classify("read", exc)
-                self.done(kind, "read", s, None, error)
+                self._failed("read", s, None, exc)
                 return
             self.hold(log.fast(b"ok", b"read", sj, orjson.dumps(value)))
         elif f == "snapshot":
@@ -191,12 +195,11 @@ class _Runner:
             log.emit(log.fast(b"invoke", b"snapshot", sj, b"null"))
             try:
                 sid = self.store.snapshot(s)
+                if type(sid) is not str:
+                    sid = str(sid)  # a user's __str__ may raise too
             except Exception as exc:
-                kind, error = classify("snapshot", exc)
-                self.done(kind, "snapshot", s, None, error)
+                self._failed("snapshot", s, None, exc)
                 return
-            if type(sid) is not str:
-                sid = str(sid)
             self.hold(log.fast(b"ok", b"snapshot", sj, orjson.dumps(sid)))
             self._remember(s, [sid])
         elif f == "list_snapshots":
@@ -204,12 +207,8 @@ class _Runner:
             log.emit(log.fast(b"invoke", b"list_snapshots", sj, b"null"))
             try:
                 ids = _ids_value(self.store.snapshots(s))
-            except MalformedRead as exc:
-                self.done("fail", "list_snapshots", s, None, f"MalformedRead: {exc}")
-                return
             except Exception as exc:
-                kind, error = classify("list_snapshots", exc)
-                self.done(kind, "list_snapshots", s, None, error)
+                self._failed("list_snapshots", s, None, exc)
                 return
             self.hold(log.fast(b"ok", b"list_snapshots", sj, orjson.dumps(ids)))
             self._remember(s, ids)
@@ -225,8 +224,7 @@ class _Runner:
                 try:
                     self.store.rollback(s, sid)
                 except Exception as exc:
-                    kind, error = classify("rollback", exc)
-                    self.done(kind, "rollback", s, sid, error)
+                    self._failed("rollback", s, sid, exc)
                     return
                 self.hold(log.fast(b"ok", b"rollback", sj, vj))
         else:
