@@ -132,8 +132,9 @@ class _Runner:
     """Runs ops against one store, logging each, remembering snapshot ids per session.
 
     With ``coalesce``, completions are deferred (:meth:`HistoryWriter.defer`) and go out
-    with the next op's invoke; :func:`execute` flushes the last one. Every op's lines are built by :meth:`HistoryWriter.fast` (each value serialized once,
-    no dict, no closure); only a failed op takes the slower :meth:`HistoryWriter.line`."""
+    with the next op's invoke; :func:`execute` flushes the last one. Every op's lines are
+    built by :meth:`HistoryWriter.fast` (each value serialized once, no dict, no closure);
+    only a failed op takes the slower :meth:`HistoryWriter.line`."""
 
     def __init__(self, store: MemoryStore, log: HistoryWriter, coalesce: bool = True) -> None:
         self.store = store
