@@ -24,7 +24,7 @@ run`` gives the Redis it starts), run with at most 500 ops per worker.
 Target (the README's "Benchmarks" says why the issue's target was restated): a ratio >= 0.9
 against the durable stores. Against the fast ones (15-30 µs of CPU per op) the ratio is
 printed without a target: the floor alone, one history ``os.write`` before each store call,
-is 0.95-1.0 there, and a ratio of 0.9 would leave about a microsecond per op for everything
+is 0.95-0.97 there, and a ratio of 0.9 would leave about a microsecond per op for everything
 else the harness does in Python. Last, what the harness adds per op is printed as CPU µs
 (``cost per op``), measured in this process against one worker of each fast store, where it
 can be told apart from noise (a forked child's rusage also counts its start and exit).
