@@ -32,16 +32,16 @@ from typing import Any
 import multiprocess
 
 from harness.checker import check
-from harness.control.driver import Controller
-from harness.control.hooks import attach
-from harness.control.spec import ControlSpec
-from harness.coordinator import run
 from harness.history import HistoryWriter, merge, read_log
 from harness.plan import Op, make_plan
+from harness.runner.control.driver import Controller
+from harness.runner.control.hooks import attach
+from harness.runner.coordinator import run
+from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, RedisSpec, Scenario, load_scenario
+from harness.scenario_control import ControlSpec
 from harness.stores import BUILTINS, open_store
 from harness.targets import ManagedRedis
-from harness.worker import execute
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 RACES = {"zoo.redis-rmw-append": "redis-append-race.toml",

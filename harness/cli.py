@@ -65,8 +65,8 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
         schedules: int | None, allow_destructive_faults: bool = False) -> None:
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
     the history. Writes reports/<run-id>/ and prints the command that reproduces it."""
-    from harness.coordinator import run as run_scenario
     from harness.report import print_run
+    from harness.runner.coordinator import run as run_scenario
     from harness.scenario import load_scenario
 
     try:
@@ -105,8 +105,8 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool 
     """Controlled runs over seeds N, N+1, ... until a violation (``[control] schedules``)."""
     import random
 
-    from harness.control import control_spec
     from harness.replay import search
+    from harness.scenario import control_spec
 
     spec = control_spec(sc)
     if sc.seed is None:

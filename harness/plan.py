@@ -20,11 +20,11 @@ from typing import Any
 import orjson
 
 from harness.errors import ScenarioError
-from harness.scenario import Scenario
+from harness.scenario import Scenario, session_name, session_names
 from harness.stores.base import ALL_CAPABILITIES
 
 __all__ = ["FAULT_DEFAULTS", "STEP_DEFAULTS", "Op", "Plan", "explicit_faults", "fault_schedule",
-           "make_plan", "session_names", "step_estimate", "stepped_faults"]
+           "make_plan", "step_estimate", "stepped_faults"]
 
 ROLES = ("user", "assistant", "tool", "system")
 _WORDS = ("memory", "turn", "agent", "rollback", "snapshot", "tool_call", "ok", "the", "a")
@@ -70,17 +70,6 @@ class Plan:
 
 def _op_dict(op: Op) -> dict[str, Any]:
     return {k: v for k, v in asdict(op).items() if v is not None}
-
-
-def session_names(n: int, ops: int = 0, lifetime: int = 0) -> tuple[str, ...]:
-    """Every session a plan may touch: ``s<i>``, then ``s<i>.<g>`` for generation g >= 1
-    when sessions are retired every ``lifetime`` ops of a worker."""
-    generations = (max(ops, 1) - 1) // lifetime + 1 if lifetime else 1
-    return tuple(_session(i, g) for g in range(generations) for i in range(n))
-
-
-def _session(slot: int, generation: int) -> str:
-    return f"s{slot}" if generation == 0 else f"s{slot}.{generation}"
 
 
 def make_plan(
@@ -132,7 +121,7 @@ def _stream(
         # Sessions are retired after ``session_lifetime`` ops of each worker (all workers
         # move on at about the same time), so reads stay bounded on long runs.
         generation = n // scenario.session_lifetime if scenario.session_lifetime else 0
-        session = _session(rng.randrange(scenario.sessions), generation)
+        session = session_name(rng.randrange(scenario.sessions), generation)
         if f == "append":
             payload = _payload(rng, scenario.payload.max_bytes, scenario.payload.long_rate)
             ops.append(Op("append", session, rng.choice(ROLES), f"w{worker}.{n}|{payload}"))
@@ -252,7 +241,7 @@ def stepped_faults(faults: tuple[dict[str, Any], ...], duration: float,
 
 
 def explicit_faults(faults: Any) -> tuple[dict[str, Any], ...]:
-    """``[control] faults`` (validated by :mod:`harness.control.spec`) as a schedule: ids
+    """``[control] faults`` (validated by :mod:`harness.scenario_control`) as a schedule: ids
     by position, ``for_steps`` defaulted per kind."""
     out = []
     for i, f in enumerate(faults):

@@ -15,7 +15,7 @@ import pytest
 @pytest.fixture
 def harness_run(tmp_path: Path) -> Callable[..., Any]:
     """Run a scenario (a path or a Scenario) with overrides; reports go under tmp_path."""
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
     from harness.scenario import Scenario, load_scenario
 
     def _run(scenario: str | Path | Scenario, **overrides: Any) -> Any:

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness.control.trace import read_trace
 from harness.errors import HistoryError, InputError
 from harness.history import Event, read_history
+from harness.runner.control.trace import read_trace
 from harness.scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
-    from harness.coordinator import Progress, RunResult
+    from harness.result import RunResult
+    from harness.runner.coordinator import Progress
 
 __all__ = ["Fidelity", "compare_runs", "load_run", "replay", "run_repro", "search"]
 
@@ -66,7 +67,7 @@ def replay_scenario(run_dir: Path, source: str = "trace") -> Scenario:
 def replay(run_dir: Path, *, source: str = "trace", reports: Path = Path("reports"),
            redis_url: str = "", progress: Progress | None = None) -> RunResult:
     """Run ``run_dir`` again, from its trace or from its seed."""
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
 
     return run(replay_scenario(run_dir, source), reports=reports, redis_url=redis_url,
                progress=progress)
@@ -176,7 +177,7 @@ def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
     """Controlled runs under seeds N, N+1, ... (N = the scenario's seed) until one finds a
     violation or ``schedules`` ran; the last run's result. Each attempt is a whole run
     with its own seed, so the failing one reruns alone with ``--seed`` and one schedule."""
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
 
     assert sc.seed is not None
     res: RunResult | None = None
@@ -193,6 +194,6 @@ def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
 
 def run_repro(repro: Path, reports: Path, store: str | None = None) -> RunResult:
     """Run a ``repro.toml`` written by ``harness shrink``, on its store or on ``store``."""
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
 
     return run(load_scenario(repro).with_overrides(store=store), reports=reports)

@@ -30,7 +30,7 @@ Example::
     url = ""             # empty: a redis-server the harness starts itself
     persistence = "always"   # always | everysec | none
 
-    [[faults]]           # any number of these; what each kind does: harness.nemesis
+    [[faults]]           # any number of these; what each kind does: harness.runner.nemesis
     kind = "kill"        # kill | pause | disconnect | restart | disk-full | lock-hold
     every = 0.5          # seconds (or at = 1.0 for one fault); with every: start, stop, count
     worker = 1           # kill, pause, disconnect: the slot (default: drawn from the seed)
@@ -44,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ScenarioError
+from harness.scenario_control import ControlSpec, parse_control
 
-__all__ = ["FAULT_KINDS", "PayloadSpec", "RedisSpec", "Scenario", "load_scenario"]
+__all__ = ["FAULT_KINDS", "PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario", "session_name",
+           "session_names"]
 
 DEFAULT_WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 PERSISTENCE = ("always", "everysec", "none")
@@ -133,6 +135,17 @@ def _toml_value(v: Any) -> str:
     if isinstance(v, dict):  # an inline table (control.streams holds op tables)
         return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
     raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def session_names(n: int, ops: int = 0, lifetime: int = 0) -> tuple[str, ...]:
+    """Every session a plan may touch: ``s<i>``, then ``s<i>.<g>`` for generation g >= 1
+    when sessions are retired every ``lifetime`` ops of a worker."""
+    generations = (max(ops, 1) - 1) // lifetime + 1 if lifetime else 1
+    return tuple(session_name(i, g) for g in range(generations) for i in range(n))
+
+
+def session_name(slot: int, generation: int) -> str:
+    return f"s{slot}" if generation == 0 else f"s{slot}.{generation}"
 
 
 _TOP = {f.name for f in fields(Scenario)} - {"source"}
@@ -230,8 +243,6 @@ def validate(sc: Scenario) -> Scenario:
           "payload.long_rate must be between 0 and 1")
     _need(sc.redis.persistence in PERSISTENCE, src,
           f"redis.persistence must be one of {', '.join(PERSISTENCE)}, got {sc.redis.persistence!r}")
-    from harness.control.spec import control_spec
-
     control_spec(sc)  # the [control] table (controlled mode)
     for n, fault in enumerate(sc.faults):
         _validate_fault(fault, sc.workers, f"{src}: faults[{n}]")
@@ -239,7 +250,7 @@ def validate(sc: Scenario) -> Scenario:
 
 
 #: Fault kinds (``[[faults]]`` tables) and the keys each takes besides ``kind`` and the
-#: timing keys; what each does is in :mod:`harness.nemesis`.
+#: timing keys; what each does is in :mod:`harness.runner.nemesis`.
 FAULT_KINDS: dict[str, frozenset[str]] = {
     "kill": frozenset({"worker"}),
     "pause": frozenset({"worker", "duration"}),
@@ -301,3 +312,26 @@ def _validate_every(fault: dict[str, Any], where: str) -> None:
         c = fault["count"]
         _need(isinstance(c, int) and not isinstance(c, bool) and c >= 1, where,
               f"count must be an integer >= 1, got {c!r}")
+
+
+def control_spec(sc: Scenario) -> ControlSpec:
+    """Validate a scenario's ``[control]`` against the rest of it; raise ScenarioError."""
+    src = sc.source or "<scenario>"
+    spec = parse_control(sc.control, src)
+    if spec.streams is not None:
+        if len(spec.streams) != sc.workers:
+            raise ScenarioError(f"{src}: control.streams has {len(spec.streams)} streams but "
+                                f"workers = {sc.workers}")
+        names = set(session_names(sc.sessions, sc.ops, sc.session_lifetime))
+        for stream in spec.streams:
+            for o in stream:
+                if o["session"] not in names:
+                    raise ScenarioError(f"{src}: control.streams uses session "
+                                        f"{o['session']!r}, outside sessions = {sc.sessions}")
+    if spec.trace is not None and any(w >= sc.workers for w in spec.trace):
+        raise ScenarioError(f"{src}: control.trace names a worker >= workers = {sc.workers}")
+    for n, f in enumerate(spec.faults or ()):
+        if f.get("worker", 0) >= sc.workers:
+            raise ScenarioError(f"{src}: control.faults[{n}]: worker must be a worker slot "
+                                f"from 0 to {sc.workers - 1}, got {f['worker']}")
+    return spec

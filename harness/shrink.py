@@ -28,12 +28,10 @@ from typing import Any
 
 import orjson
 
-from harness.control.spec import control_spec
-from harness.control.trace import read_trace
 from harness.errors import InputError
-from harness.plan import session_names
 from harness.replay import load_run
-from harness.scenario import Scenario, _toml_value
+from harness.runner.control.trace import read_trace
+from harness.scenario import Scenario, _toml_value, control_spec, session_names
 from harness.stores.registry import resolve
 
 __all__ = ["Case", "ShrinkResult", "shrink"]
@@ -176,7 +174,7 @@ class _Tester:
         """The case as replayed (its recorded trace) if it still fails, else None."""
         if self.exhausted or not case.streams:
             return None
-        from harness.coordinator import run
+        from harness.runner.coordinator import run
 
         case = case.compact()
         self.runs += 1
@@ -323,7 +321,7 @@ def _start(run_dir: Path, base: Scenario, seed: int, test: _Tester, say: Say) ->
             return got
         raise InputError(f"{run_dir}: its trace no longer reproduces the violation")
     say("free-mode run: looking for a controlled schedule that fails the same way")
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
 
     for n in range(20):
         strategy = ("random", "pct")[n % 2]
@@ -339,7 +337,7 @@ def _start(run_dir: Path, base: Scenario, seed: int, test: _Tester, say: Say) ->
 
 
 def _reference_passes(repro: Path, store: str, kind: str, work: Path, url: str) -> bool:
-    from harness.coordinator import run
+    from harness.runner.coordinator import run
     from harness.scenario import load_scenario
 
     res = run(load_scenario(repro).with_overrides(store=store), reports=work, redis_url=url)

@@ -8,7 +8,7 @@ from harness.report.console import print_check, print_run
 from harness.report.json_report import check_dict, run_dict, write_json
 
 if TYPE_CHECKING:
-    from harness.coordinator import RunResult
+    from harness.result import RunResult
 
 __all__ = ["check_dict", "print_check", "print_run", "run_dict", "write_json", "write_reports"]
 

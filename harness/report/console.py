@@ -11,7 +11,7 @@ from rich.table import Table
 from harness.checker import CheckResult
 
 if TYPE_CHECKING:
-    from harness.coordinator import RunResult
+    from harness.result import RunResult
 
 __all__ = ["print_check", "print_run"]
 

@@ -10,14 +10,14 @@ import orjson
 from harness.checker import CheckResult
 
 if TYPE_CHECKING:
-    from harness.coordinator import RunResult
+    from harness.result import RunResult
 
 __all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
 
 #: Violations written in full; the counts always cover all of them.
 MAX_VIOLATIONS = 200
 #: Parts of a run's stats that get a section of their own: where the faults landed
-#: (harness.nemesis.fault_summary) and what every process used (harness.supervise).
+#: (harness.runner.nemesis.fault_summary) and what every process used (harness.runner.supervise).
 SECTIONS = ("faults", "resources")
 
 

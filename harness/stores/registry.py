@@ -58,7 +58,7 @@ BUILTINS: dict[str, StoreInfo] = {
                   _Z + "redis_unflushed_pipeline:UnflushedPipelineStore", "redis",
                   "appends acknowledged before their pipeline is executed",
                   expected="lost-turn"),
-        # Bugs that only a fault exposes (harness.nemesis; scenarios/chaos-*.toml):
+        # Bugs that only a fault exposes (harness.runner.nemesis; scenarios/chaos-*.toml):
         StoreInfo("zoo.sqlite-crash-resume", _Z + "sqlite_crash_resume:CrashResumeStore",
                   "sqlite", "crash recovery at start-up restores the last checkpoint (kill)",
                   expected="lost-turn"),

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from chaoslib import CHAOS
 
-from harness.coordinator import RunResult, run
+from harness.result import RunResult
+from harness.runner.coordinator import run
 from harness.scenario import load_scenario
 
 

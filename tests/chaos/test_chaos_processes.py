@@ -19,7 +19,7 @@ import psutil
 import pytest
 from chaoslib import CHAOS, alive
 
-from harness.coordinator import RunResult
+from harness.result import RunResult
 
 Pid = tuple[int, float]
 

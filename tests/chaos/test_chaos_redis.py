@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from chaoslib import CHAOS, faults_of
 
-from harness.coordinator import RunResult, run
 from harness.history import read_history
+from harness.result import RunResult
+from harness.runner.coordinator import run
 from harness.scenario import RedisSpec, load_scenario
 from harness.stores import BUILTINS
 from harness.targets import ManagedRedis

@@ -9,10 +9,10 @@ import pytest
 
 from harness.errors import InputError, ScenarioError
 from harness.history import Event
-from harness.nemesis import check_faults, fault_summary
 from harness.plan import fault_schedule, make_plan
+from harness.runner.nemesis import check_faults, fault_summary
+from harness.runner.supervise import steady_growth
 from harness.scenario import Scenario, from_dict
-from harness.supervise import steady_growth
 
 
 def _sc(faults: list[dict[str, Any]], **kw: Any) -> Scenario:
@@ -132,8 +132,8 @@ def test_steady_growth_is_growth_through_the_whole_series() -> None:
 
 
 def test_every_fault_kind_is_validated_scheduled_and_applied_alike() -> None:
-    from harness.nemesis import APPLIES
     from harness.plan import FAULT_DEFAULTS
+    from harness.runner.nemesis import APPLIES
     from harness.scenario import FAULT_KINDS
 
     assert set(FAULT_KINDS) == set(APPLIES)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from chaoslib import faults_of
 
-from harness.coordinator import RunResult
 from harness.history import read_history
+from harness.result import RunResult
 from harness.stores import BUILTINS
 
 ALL = ("kill", "pause", "disk-full", "lock-hold")

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.coordinator import RunResult, run
+from harness.result import RunResult
+from harness.runner.coordinator import run
 from harness.scenario import Scenario
 
 HERE = Path(__file__).resolve().parent

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from ctl_helpers import scenario
 
-from harness.control import read_trace
 from harness.replay import compare_runs, replay
+from harness.runner.control import read_trace
 
 
 @pytest.mark.parametrize(("store", "strategy"), [

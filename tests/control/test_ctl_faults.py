@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from ctl_helpers import scenario
 
-from harness.control import read_trace
 from harness.errors import ScenarioError
 from harness.history import read_history
 from harness.plan import make_plan
 from harness.replay import compare_runs, replay, run_repro
+from harness.runner.control import read_trace
 from harness.scenario import PayloadSpec, from_dict, load_scenario
 from harness.shrink import shrink
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from ctl_helpers import scenario
 
-from harness.control import read_trace
-from harness.coordinator import run
 from harness.errors import ScenarioError
 from harness.history import read_history
 from harness.replay import compare_runs
+from harness.runner.control import read_trace
+from harness.runner.coordinator import run
 from harness.scenario import from_dict
 
 

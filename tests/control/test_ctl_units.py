@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from harness.control.hooks import _label, _redis_label
-from harness.control.strategies import PCT, make_strategy
+from harness.runner.control.hooks import _label, _redis_label
+from harness.runner.control.strategies import PCT, make_strategy
 from harness.shrink import Case
 
 

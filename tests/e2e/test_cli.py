@@ -95,7 +95,7 @@ def test_a_stop_signal_whose_exception_was_swallowed_still_stops_the_run() -> No
     import os
     import signal
 
-    from harness.coordinator import Interrupted, _check_stop, _stop_signals_as_interrupt
+    from harness.runner.coordinator import Interrupted, _check_stop, _stop_signals_as_interrupt
 
     with _stop_signals_as_interrupt():
         _check_stop()  # nothing asked yet
@@ -118,7 +118,7 @@ def test_a_stop_signal_during_a_fork_waits_until_the_worker_is_listed() -> None:
     import signal
     from types import SimpleNamespace
 
-    from harness.coordinator import Interrupted, _check_stop, _spawn, _stop_signals_as_interrupt
+    from harness.runner.coordinator import Interrupted, _check_stop, _spawn, _stop_signals_as_interrupt
 
     def start() -> None:  # stands for the fork: the signal lands in the middle of it
         os.kill(os.getpid(), signal.SIGINT)

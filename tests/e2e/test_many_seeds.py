@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.coordinator import run
+from harness.runner.coordinator import run
 from harness.scenario import PayloadSpec, Scenario
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.coordinator import RunResult, run
+from harness.result import RunResult
+from harness.runner.coordinator import run
 from harness.scenario import load_scenario
 from harness.stores import BUILTINS
 

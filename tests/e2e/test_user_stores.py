@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.coordinator import run
 from harness.errors import TargetError
 from harness.history import read_history
+from harness.runner.coordinator import run
 from harness.scenario import PayloadSpec, Scenario
 
 HERE = Path(__file__).resolve().parent

@@ -68,7 +68,7 @@ def test_merge_orders_by_time_and_pairs_ops(tmp_path: Path) -> None:
 
 def test_a_store_changing_its_own_list_in_place_is_logged_as_it_was(tmp_path: Path) -> None:
     from harness.plan import Op
-    from harness.worker import execute
+    from harness.runner.worker import execute
 
     class SharedListStore:
         """Hands out its internal list, then rewrites a turn in place (a cache bug)."""
@@ -126,7 +126,7 @@ def test_a_deferred_event_goes_out_with_the_next_or_at_close(tmp_path: Path) -> 
 
 def _run_until_blocked(path: str, blocked: Any, n: int) -> None:
     from harness.plan import Op
-    from harness.worker import execute
+    from harness.runner.worker import execute
 
     class BlocksOnNth:
         """Appends succeed until the ``n``-th, which says so and never returns."""

@@ -18,8 +18,8 @@ import redis
 
 from harness.errors import InputError
 from harness.history import HistoryWriter
-from harness.nemesis.board import Board
-from harness.nemesis.redis_link import ServerLink
+from harness.runner.nemesis.board import Board
+from harness.runner.nemesis.redis_link import ServerLink
 from harness.targets import ManagedRedis, SqliteTarget, Target, set_pdeathsig
 
 __all__ = ["APPLIES", "DESTRUCTIVE", "Nemesis", "Slots", "check_faults", "hold_lock"]

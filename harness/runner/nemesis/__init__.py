@@ -44,10 +44,10 @@ landed in a history. What each kind does (in free mode; ``stepped`` says what di
 op the target had in flight, and how those ops ended.
 """
 
-from harness.nemesis.board import Board
-from harness.nemesis.faults import APPLIES, DESTRUCTIVE, Nemesis, Slots, check_faults
-from harness.nemesis.landed import fault_summary
-from harness.nemesis.stepped import SteppedNemesis
+from harness.runner.nemesis.board import Board
+from harness.runner.nemesis.faults import APPLIES, DESTRUCTIVE, Nemesis, Slots, check_faults
+from harness.runner.nemesis.landed import fault_summary
+from harness.runner.nemesis.stepped import SteppedNemesis
 
 __all__ = ["APPLIES", "DESTRUCTIVE", "Board", "Nemesis", "Slots", "SteppedNemesis",
            "check_faults", "fault_summary"]

@@ -11,49 +11,32 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import multiprocess
 
-from harness.checker import CheckResult, check
-from harness.control import control_stats, controller_for
+from harness.checker import check
 from harness.errors import InputError, TargetError
 from harness.history import Event, merge, read_log, write_history
-from harness.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
 from harness.plan import Op, Plan, make_plan
+from harness.result import RunResult
+from harness.runner.control import control_stats, controller_for
+from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
+from harness.runner.supervise import Supervisor
+from harness.runner.worker import WorkerSpec, log_path, run_worker
 from harness.scenario import Scenario
 from harness.stores.registry import StoreInfo, resolve
-from harness.supervise import Supervisor
 from harness.targets import Target, make_target
-from harness.worker import WorkerSpec, log_path, run_worker
 
-__all__ = ["GRACE_S", "RunResult", "run"]
+__all__ = ["GRACE_S", "run"]
 
 GRACE_S = 10.0  # past the scenario's duration, stragglers (say, stuck on a lock) are killed
 
 
 class Interrupted(Exception):
     """SIGTERM (or SIGINT) asked the run to stop; what exists is still checked and written."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    run_id: str
-    run_dir: Path
-    scenario: Scenario
-    seed: int
-    store: StoreInfo
-    result: CheckResult
-    interrupted: bool
-    reproduce: str
-    target_note: str
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.result.valid is True else 1
 
 
 Progress = Callable[[str, dict[str, Any]], None]

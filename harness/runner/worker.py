@@ -54,8 +54,8 @@ class WorkerSpec:
     log_path: str
     deadline_ns: int
     start: int = 0  # index in ops to start from (a replacement process continues here)
-    control: Any = None  # controlled mode: a harness.control.Attach (None: free mode)
-    board: Any = None  # faults: a harness.nemesis.Board (progress, disk-full switch)
+    control: Any = None  # controlled mode: a harness.runner.control.Attach (None: free mode)
+    board: Any = None  # faults: a harness.runner.nemesis.Board (progress, disk-full switch)
 
 
 def classify(f: str, exc: BaseException) -> tuple[str, str]:
@@ -257,7 +257,7 @@ def run_worker(spec: WorkerSpec) -> None:
         signal.signal(sig, signal.SIG_DFL)
     ctl = None
     if spec.control is not None:  # controlled mode: points in sqlite3/redis-py, then wait
-        from harness.control.hooks import attach
+        from harness.runner.control.hooks import attach
 
         ctl = attach(spec.control, spec.slot, spec.process)
     with HistoryWriter(spec.log_path, spec.process) as log:

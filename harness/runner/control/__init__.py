@@ -1,12 +1,11 @@
 """Controlled mode: scheduling points at storage-command granularity, stepping strategies,
 and the grant loop that runs one worker at a time so one seed gives one interleaving.
 
-- :mod:`harness.control.spec`: the ``[control]`` table of a scenario;
-- :mod:`harness.control.hooks`: inside a worker, the points (``sqlite3``, redis-py);
-- :mod:`harness.control.strategies`: random walk, PCT, round robin;
-- :mod:`harness.control.driver`: the coordinator's grant loop (which also applies the
-  faults of a controlled run, each before a scheduling decision: harness.nemesis.stepped);
-- :mod:`harness.control.trace`: the recorded grants (``trace.json``), which replay follows.
+- :mod:`harness.runner.control.hooks`: inside a worker, the points (``sqlite3``, redis-py);
+- :mod:`harness.runner.control.strategies`: random walk, PCT, round robin;
+- :mod:`harness.runner.control.driver`: the coordinator's grant loop (which also applies the
+  faults of a controlled run, each before a scheduling decision: harness.runner.nemesis.stepped);
+- :mod:`harness.runner.control.trace`: the recorded grants (``trace.json``), which replay follows.
 """
 
 from __future__ import annotations
@@ -16,26 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from harness.control.driver import Controller
-from harness.control.hooks import Attach
-from harness.control.spec import STRATEGIES, ControlSpec, control_spec, parse_control
-from harness.control.trace import TRACE_FILE, Trace, read_trace
+from harness.runner.control.driver import Controller
+from harness.runner.control.hooks import Attach
+from harness.runner.control.trace import TRACE_FILE, Trace, read_trace
+from harness.scenario import control_spec
 
 if TYPE_CHECKING:
     from harness.plan import Plan
     from harness.scenario import Scenario
 
 __all__ = [
-    "STRATEGIES",
     "TRACE_FILE",
     "Attach",
-    "ControlSpec",
     "Controller",
     "Trace",
-    "control_spec",
     "control_stats",
     "controller_for",
-    "parse_control",
     "read_trace",
 ]
 

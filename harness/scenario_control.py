@@ -30,14 +30,11 @@ schedule at scheduling decisions, which replaces the one drawn from ``[[faults]]
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import ScenarioError
 
-if TYPE_CHECKING:
-    from harness.scenario import Scenario
-
-__all__ = ["STRATEGIES", "ControlSpec", "control_spec", "parse_control"]
+__all__ = ["STRATEGIES", "ControlSpec", "parse_control"]
 
 STRATEGIES = ("pct", "random", "rr")
 _OP_KEYS = {"f", "session", "role", "content", "choice"}
@@ -166,28 +163,3 @@ def _faults(v: Any, src: str) -> tuple[dict[str, Any], ...]:
                 raise ScenarioError(f"{where}: {key} must be an integer >= {lo}, got {x!r}")
         out.append(dict(f))
     return tuple(out)
-
-
-def control_spec(sc: Scenario) -> ControlSpec:
-    """Validate a scenario's ``[control]`` against the rest of it; raise ScenarioError."""
-    src = sc.source or "<scenario>"
-    spec = parse_control(sc.control, src)
-    if spec.streams is not None:
-        if len(spec.streams) != sc.workers:
-            raise ScenarioError(f"{src}: control.streams has {len(spec.streams)} streams but "
-                                f"workers = {sc.workers}")
-        from harness.plan import session_names
-
-        names = set(session_names(sc.sessions, sc.ops, sc.session_lifetime))
-        for stream in spec.streams:
-            for o in stream:
-                if o["session"] not in names:
-                    raise ScenarioError(f"{src}: control.streams uses session "
-                                        f"{o['session']!r}, outside sessions = {sc.sessions}")
-    if spec.trace is not None and any(w >= sc.workers for w in spec.trace):
-        raise ScenarioError(f"{src}: control.trace names a worker >= workers = {sc.workers}")
-    for n, f in enumerate(spec.faults or ()):
-        if f.get("worker", 0) >= sc.workers:
-            raise ScenarioError(f"{src}: control.faults[{n}]: worker must be a worker slot "
-                                f"from 0 to {sc.workers - 1}, got {f['worker']}")
-    return spec

@@ -1,7 +1,7 @@
 """Faults in controlled mode: each lands before a scheduling decision and lasts a number of
 decisions, so one seed (or one trace) gives the same faults at the same storage commands.
 
-The grant loop (:class:`harness.control.Controller`) calls :meth:`SteppedNemesis.apply`
+The grant loop (:class:`harness.runner.control.Controller`) calls :meth:`SteppedNemesis.apply`
 before every decision, while every worker stands at a point, is blocked, or is done.
 What each kind does there:
 
@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.nemesis.faults import Nemesis
+from harness.runner.nemesis.faults import Nemesis
 from harness.targets import SqliteTarget, set_pdeathsig
 
 __all__ = ["SteppedNemesis", "Stepping", "serve_lock"]

@@ -14,7 +14,7 @@ Since only one worker runs between two points, each step sees the store exactly 
 steps before it left it, and the history follows from the grants. Only a blocked step is
 timing-dependent; the trace says where that happened.
 
-Faults (a :class:`harness.nemesis.SteppedNemesis`) are applied before a decision, while
+Faults (a :class:`harness.runner.nemesis.SteppedNemesis`) are applied before a decision, while
 no worker runs: a killed worker's replacement is waited for until it stands at its start
 point, and a paused one is not eligible.
 """
@@ -34,13 +34,13 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.control.hooks import Attach
-from harness.control.spec import ControlSpec
-from harness.control.strategies import Sequential, Strategy, make_strategy
-from harness.control.trace import Trace
+from harness.runner.control.hooks import Attach
+from harness.runner.control.strategies import Sequential, Strategy, make_strategy
+from harness.runner.control.trace import Trace
+from harness.scenario_control import ControlSpec
 
 if TYPE_CHECKING:
-    from harness.nemesis.stepped import SteppedNemesis
+    from harness.runner.nemesis.stepped import SteppedNemesis
 
 __all__ = ["Controller"]
 
@@ -339,7 +339,7 @@ class Controller:
         nem.release_holds()
         return ready
 
-    # --- what the stepped nemesis asks of the grant loop (harness.nemesis.Stepping) ----
+    # --- what the stepped nemesis asks of the grant loop (harness.runner.nemesis.Stepping) ----
 
     def at(self, slot: int) -> dict[str, Any] | None:
         w = self.workers.get(slot)
