@@ -5,6 +5,7 @@ import harness
 
 def test_all_is_honest() -> None:
     assert sorted(harness.__all__) == sorted(set(harness.__all__))
+    assert set(harness.__all__) == set(harness._WHERE)  # every lazily imported name is public
     for name in harness.__all__:
         assert getattr(harness, name) is not None
 
