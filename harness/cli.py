@@ -1,6 +1,6 @@
 """The ``harness`` command: run, check, stores.
 
-Exit codes (DESIGN.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
+Exit codes (docs/design.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
 with a one-line reason and no traceback.
 """
 

@@ -5,7 +5,7 @@ State: the turns (tokens, oldest first) and the snapshots (id -> turns), both im
 the result is impossible in ``state``, several when an op's outcome is unknown (an ``info``
 snapshot may have created any id that something later refers to).
 
-Semantics (DESIGN.md): append adds at the end; snapshot records the current turns under a
+Semantics (docs/design.md): append adds at the end; snapshot records the current turns under a
 new id; rollback makes the turns the snapshot's and removes no snapshot; list_snapshots
 returns the session's ids. An op whose outcome is unknown (``info``, or never completed)
 may take effect at any point after its invocation, or never, which the search expresses by

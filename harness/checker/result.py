@@ -9,7 +9,7 @@ from harness.history import Event
 
 __all__ = ["KINDS", "CheckResult", "Violation"]
 
-#: Stable violation names (DESIGN.md); reports, gates and users' CI match on them.
+#: Stable violation names (docs/design.md); reports, gates and users' CI match on them.
 KINDS = (
     "lost-turn",
     "vanished-checkpoint",

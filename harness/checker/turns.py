@@ -1,6 +1,6 @@
 """The appends of a session indexed by token, and which session appended a token.
 
-A turn is identified by its token (``value[1]`` of an append): DESIGN.md guarantees every
+A turn is identified by its token (``value[1]`` of an append): the plan guarantees every
 appended content is unique within a run. A session where some token was appended more than
 once without failing (a retry with the same content), or where some append's value was not
 ``[role, token]`` (so its turn is unknown), is *ambiguous*: the checker then only checks

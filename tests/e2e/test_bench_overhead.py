@@ -1,4 +1,4 @@
-"""bench/overhead.py runs as its README line says and prints every figure it promises.
+"""bench/overhead.py runs as docs/benchmarks.md says and prints every figure it promises.
 
 Only that it runs: what it measures is for the benchmark to say, never for a timed test."""
 
