@@ -1,0 +1,16 @@
+"""CI runs what the README says the project holds to: `.ci/run` ends with the README's test
+command, character for character."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    command = next(line for line in readme if line.startswith("python -m pip install -e '.[test]'"))
+    assert "ruff check ." in command and "mypy harness" in command and "python -m pytest" in command
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()
+    assert ci[-1] == command, "the last line of .ci/run must be the README's test command"
