@@ -3,8 +3,7 @@
 Appends are one ``RPUSH`` (atomic on the server); snapshot and rollback are Lua scripts,
 so each runs as one atomic step. Every key lives under the run's namespace. The client
 does not retry: redis-py 8 retries 10 times by default, which hides injected faults and
-can apply a non-idempotent RPUSH twice (measured with redis-py 8.1: jittered backoff on
-ConnectionError and TimeoutError).
+can apply a non-idempotent RPUSH twice (LIBRARY-FACTS.md).
 """
 
 from __future__ import annotations

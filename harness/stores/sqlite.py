@@ -2,7 +2,7 @@
 
 WAL journal, a busy timeout, ``BEGIN IMMEDIATE`` for every read-then-write (a DEFERRED
 transaction that read and then writes fails at once when another process committed in
-between, whatever the busy timeout: measured on SQLite 3.40), and snapshots in tables of their own that rollback never
+between: LIBRARY-FACTS.md), and snapshots in tables of their own that rollback never
 touches.
 """
 
