@@ -20,7 +20,10 @@ def _scenario(**kw: Any) -> Any:
 
 def test_a_registered_kind_is_applied_at_times(tmp_path: Path) -> None:
     with registered(NoOp()):
-        sc = _scenario(ops=25000, duration=1.5, faults=[{"kind": "no-op", "every": 0.3}])
+        # five faults in the first half second, while the workers (more ops than they can
+        # do) surely run: the nemesis applies faults only while some worker lives
+        sc = _scenario(ops=200_000, duration=1.5,
+                       faults=[{"kind": "no-op", "every": 0.1, "count": 5}])
         res = run(sc, reports=tmp_path)
     landed = [e for e in read_history(res.run_dir) if e.f == "no-op"]
     assert [e.value["id"] for e in landed] == [0, 1, 2, 3, 4]
