@@ -20,10 +20,11 @@ from typing import Any
 import orjson
 
 from harness.errors import ScenarioError
+from harness.faults import fault_kind
 from harness.scenario import Scenario, session_name, session_names
 from harness.stores.base import ALL_CAPABILITIES
 
-__all__ = ["FAULT_DEFAULTS", "STEP_DEFAULTS", "Op", "Plan", "explicit_faults", "fault_schedule",
+__all__ = ["STEPPED_KEYS", "Op", "Plan", "explicit_faults", "fault_schedule",
            "make_plan", "step_estimate", "stepped_faults"]
 
 ROLES = ("user", "assistant", "tool", "system")
@@ -153,34 +154,24 @@ def _payload(rng: random.Random, max_bytes: int, long_rate: float) -> str:
     return '{"tool": "search", "args": {"q": "it\'s \\"quoted\\""}}'
 
 
-#: What a ``[[faults]]`` table leaves out, per kind (seconds).
-FAULT_DEFAULTS: dict[str, dict[str, float]] = {
-    "pause": {"duration": 1.0},
-    "disconnect": {"stall": 0.05},
-    "disk-full": {"duration": 0.5},
-    "lock-hold": {"duration": 1.0},
-}
-_AIMED = ("kill", "pause", "disconnect")  # faults aimed at one worker slot
-
-
 def fault_schedule(scenario: Scenario, seed: int) -> tuple[dict[str, Any], ...]:
     """The scenario's ``[[faults]]`` rules as timed faults, sorted by time.
 
     Each fault is ``{"id", "kind", "at", ...}``: ``at`` in seconds after the workers
-    started; ``worker`` (the slot) for kill, pause and disconnect; ``duration`` or
-    ``stall`` where the kind has one. ``every = P`` puts one fault at a random point of
-    each period of P seconds from ``start`` until ``stop`` (default: the scenario's
-    duration) or ``count`` faults. Example: ``{kind="kill", every=0.5}`` over 2 s gives
-    4 kills, each of a worker drawn from the seed."""
+    started; ``worker`` (the slot) for a kind aimed at one; the kind's own keys
+    (``duration``, ``stall``), its defaults filling what the rule leaves out.
+    ``every = P`` puts one fault at a random point of each period of P seconds from
+    ``start`` until ``stop`` (default: the scenario's duration) or ``count`` faults.
+    Example: ``{kind="kill", every=0.5}`` over 2 s gives 4 kills, each of a worker drawn
+    from the seed."""
     out: list[dict[str, Any]] = []
     for n, rule in enumerate(scenario.faults):
         rng = random.Random(f"{seed}:faults:{n}")
-        kind = rule["kind"]
-        params = {**FAULT_DEFAULTS.get(kind, {}),
-                  **{k: v for k, v in rule.items() if k in ("duration", "stall")}}
+        kind = fault_kind(rule["kind"])
+        params = {k.name: rule.get(k.name, k.default) for k in kind.keys}
         for at in _fault_times(rng, rule, scenario.duration):
-            fault: dict[str, Any] = {"kind": kind, "at": round(at, 6), **params}
-            if kind in _AIMED:
+            fault: dict[str, Any] = {"kind": kind.name, "at": round(at, 6), **params}
+            if kind.aimed:
                 fault["worker"] = rule.get("worker", rng.randrange(scenario.workers))
             out.append(fault)
     out.sort(key=lambda f: (f["at"], f["kind"]))
@@ -203,9 +194,6 @@ def _fault_times(rng: random.Random, rule: dict[str, Any], duration: float) -> l
     return times
 
 
-#: Controlled mode: how many decisions a ``[control] faults`` entry lasts when it does not
-#: say (``for_steps``), per kind.
-STEP_DEFAULTS: dict[str, int] = {"pause": 20, "disk-full": 20, "lock-hold": 20}
 #: The keys of a controlled-mode fault (``[control] faults``, ``trace.json``), besides ``id``.
 STEPPED_KEYS = ("kind", "at_step", "worker", "for_steps")
 
@@ -221,8 +209,9 @@ def stepped_faults(faults: tuple[dict[str, Any], ...], duration: float,
     """Timed faults (:func:`fault_schedule`) as controlled-mode faults: the run's
     ``duration`` maps onto its ``steps`` estimated decisions, so a fault at ``at`` s
     lands before decision ``at_step = at / duration * steps``, and one that lasts
-    ``duration`` s lasts ``for_steps`` decisions (at least one). ``stall`` has no meaning
-    there (a disconnect lands while the worker stands before its command) and is dropped.
+    ``duration`` s lasts ``for_steps`` decisions (at least one). A kind's other keys
+    (``stall``) have no meaning there (a disconnect lands while the worker stands before
+    its command) and are dropped.
 
     >>> stepped_faults(({"id": 0, "kind": "pause", "at": 1.5, "worker": 2,
     ...                  "duration": 0.6},), duration=6.0, steps=200)
@@ -234,19 +223,20 @@ def stepped_faults(faults: tuple[dict[str, Any], ...], duration: float,
                              "at_step": int(f["at"] / duration * steps)}
         if "worker" in f:
             g["worker"] = f["worker"]
-        if "duration" in f:
+        if fault_kind(f["kind"]).for_steps is not None:  # it lasts
             g["for_steps"] = max(1, round(f["duration"] / duration * steps))
         out.append(g)
     return tuple(out)
 
 
 def explicit_faults(faults: Any) -> tuple[dict[str, Any], ...]:
-    """``[control] faults`` (validated by :mod:`harness.scenario_control`) as a schedule: ids
-    by position, ``for_steps`` defaulted per kind."""
+    """``[control] faults`` (validated by :mod:`harness.faults.tables`) as a schedule: ids
+    by position, ``for_steps`` defaulted to the kind's."""
     out = []
     for i, f in enumerate(faults):
         g = {"id": i, **{k: f[k] for k in STEPPED_KEYS if k in f}}
-        if f["kind"] in STEP_DEFAULTS:
-            g.setdefault("for_steps", STEP_DEFAULTS[f["kind"]])
+        lasts = fault_kind(f["kind"]).for_steps
+        if lasts is not None:
+            g.setdefault("for_steps", lasts)
         out.append(g)
     return tuple(out)

@@ -30,7 +30,7 @@ Example::
     url = ""             # empty: a redis-server the harness starts itself
     persistence = "always"   # always | everysec | none
 
-    [[faults]]           # any number of these; what each kind does: harness.runner.nemesis
+    [[faults]]           # any number of these; the kinds and what each does: harness.faults
     kind = "kill"        # kill | pause | disconnect | restart | disk-full | lock-hold
     every = 0.5          # seconds (or at = 1.0 for one fault); with every: start, stop, count
     worker = 1           # kill, pause, disconnect: the slot (default: drawn from the seed)
@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ScenarioError
+from harness.faults.tables import check_fault
 from harness.scenario_control import ControlSpec, parse_control
 
-__all__ = ["FAULT_KINDS", "PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario", "session_name",
+__all__ = ["PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario", "session_name",
            "session_names"]
 
 DEFAULT_WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
@@ -245,73 +246,8 @@ def validate(sc: Scenario) -> Scenario:
           f"redis.persistence must be one of {', '.join(PERSISTENCE)}, got {sc.redis.persistence!r}")
     control_spec(sc)  # the [control] table (controlled mode)
     for n, fault in enumerate(sc.faults):
-        _validate_fault(fault, sc.workers, f"{src}: faults[{n}]")
+        check_fault(fault, sc.workers, f"{src}: faults[{n}]")
     return sc
-
-
-#: Fault kinds (``[[faults]]`` tables) and the keys each takes besides ``kind`` and the
-#: timing keys; what each does is in :mod:`harness.runner.nemesis`.
-FAULT_KINDS: dict[str, frozenset[str]] = {
-    "kill": frozenset({"worker"}),
-    "pause": frozenset({"worker", "duration"}),
-    "disconnect": frozenset({"worker", "stall"}),
-    "restart": frozenset(),
-    "disk-full": frozenset({"duration"}),
-    "lock-hold": frozenset({"duration"}),
-}
-FAULT_TIMING = frozenset({"at", "every", "start", "stop", "count"})
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _validate_fault(fault: dict[str, Any], workers: int, where: str) -> None:
-    """One ``[[faults]]`` table: a known kind, its own keys only, sane numbers."""
-    kind = fault.get("kind")
-    if kind not in FAULT_KINDS:
-        raise ScenarioError(f"{where}: unknown fault kind {kind!r} "
-                            f"(known: {', '.join(FAULT_KINDS)})")
-    known = FAULT_KINDS[kind] | FAULT_TIMING | {"kind"}
-    unknown = sorted(set(fault) - known)
-    if unknown:
-        raise ScenarioError(f"{where}: unknown key {unknown[0]!r} for a {kind} fault "
-                            f"(known: {', '.join(sorted(known))})")
-    if ("at" in fault) == ("every" in fault):
-        raise ScenarioError(f"{where}: a {kind} fault needs exactly one of at = SECONDS "
-                            "or every = SECONDS")
-    if "at" in fault:
-        extra = sorted(set(fault) & {"start", "stop", "count"})
-        _need(not extra, where, f"{extra[0] if extra else ''!r} goes with every, not at")
-        _need(_number(fault["at"]) and fault["at"] >= 0, where,
-              f"at must be a number of seconds >= 0, got {fault['at']!r}")
-    else:
-        _validate_every(fault, where)
-    if "worker" in fault:
-        w = fault["worker"]
-        _need(isinstance(w, int) and not isinstance(w, bool) and 0 <= w < workers, where,
-              f"worker must be a worker slot from 0 to {workers - 1}, got {w!r}")
-    if "duration" in fault:
-        _need(_number(fault["duration"]) and fault["duration"] > 0, where,
-              f"duration must be a positive number of seconds, got {fault['duration']!r}")
-    if "stall" in fault:
-        _need(_number(fault["stall"]) and 0 <= fault["stall"] <= 1, where,
-              f"stall must be between 0 and 1 second, got {fault['stall']!r}")
-
-
-def _validate_every(fault: dict[str, Any], where: str) -> None:
-    _need(_number(fault["every"]) and fault["every"] >= 0.01, where,
-          f"every must be a number of seconds >= 0.01, got {fault['every']!r}")
-    start = fault.get("start", 0)
-    _need(_number(start) and start >= 0, where,
-          f"start must be a number of seconds >= 0, got {start!r}")
-    if "stop" in fault:
-        _need(_number(fault["stop"]) and fault["stop"] > start, where,
-              f"stop must be a number of seconds after start, got {fault['stop']!r}")
-    if "count" in fault:
-        c = fault["count"]
-        _need(isinstance(c, int) and not isinstance(c, bool) and c >= 1, where,
-              f"count must be an integer >= 1, got {c!r}")
 
 
 def control_spec(sc: Scenario) -> ControlSpec:

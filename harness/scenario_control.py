@@ -33,13 +33,12 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from harness.errors import ScenarioError
+from harness.faults.tables import check_stepped_fault
 
 __all__ = ["STRATEGIES", "ControlSpec", "parse_control"]
 
 STRATEGIES = ("pct", "random", "rr")
 _OP_KEYS = {"f", "session", "role", "content", "choice"}
-_AIMED = frozenset({"kill", "pause", "disconnect"})  # faults aimed at one worker slot
-_LASTING = frozenset({"pause", "disk-full", "lock-hold"})  # faults that last for_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,33 +132,10 @@ def parse_control(raw: dict[str, Any], source: str = "<scenario>") -> ControlSpe
 
 
 def _faults(v: Any, src: str) -> tuple[dict[str, Any], ...]:
-    """``control.faults``: tables of kind, at_step, worker (kill, pause, disconnect) and
-    for_steps (pause, disk-full, lock-hold)."""
-    from harness.scenario import FAULT_KINDS
-
+    """``control.faults``: tables of kind, at_step, worker (a kind aimed at a worker slot)
+    and for_steps (a lasting kind), each checked by :mod:`harness.faults.tables`."""
     if not isinstance(v, list | tuple) or not all(isinstance(f, dict) for f in v):
         raise ScenarioError(f"{src}: control.faults must be an array of fault tables")
-    out = []
     for n, f in enumerate(v):
-        where = f"{src}: control.faults[{n}]"
-        kind = f.get("kind")
-        if kind not in FAULT_KINDS:
-            raise ScenarioError(f"{where}: unknown fault kind {kind!r} "
-                                f"(known: {', '.join(FAULT_KINDS)})")
-        known = {"kind", "at_step"} | ({"worker"} if kind in _AIMED else set()) | (
-            {"for_steps"} if kind in _LASTING else set())
-        unknown = sorted(set(f) - known)
-        if unknown:
-            raise ScenarioError(f"{where}: unknown key {unknown[0]!r} for a {kind} fault at a "
-                                f"scheduling decision (known: {', '.join(sorted(known))})")
-        for key, lo, need in (("at_step", 0, True), ("worker", 0, kind in _AIMED),
-                              ("for_steps", 1, False)):
-            if key not in f:
-                if need:
-                    raise ScenarioError(f"{where}: a {kind} fault needs {key}")
-                continue
-            x = f[key]
-            if not isinstance(x, int) or isinstance(x, bool) or x < lo:
-                raise ScenarioError(f"{where}: {key} must be an integer >= {lo}, got {x!r}")
-        out.append(dict(f))
-    return tuple(out)
+        check_stepped_fault(f, f"{src}: control.faults[{n}]")
+    return tuple(dict(f) for f in v)

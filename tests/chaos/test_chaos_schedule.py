@@ -130,12 +130,3 @@ def test_steady_growth_is_growth_through_the_whole_series() -> None:
     assert not steady_growth([100 * mib + k for k in range(12)], 8 * mib)  # too little
     assert steady_growth([10 + 3 * k for k in range(20)], 8)  # descriptors piling up
 
-
-def test_every_fault_kind_is_validated_scheduled_and_applied_alike() -> None:
-    from harness.plan import FAULT_DEFAULTS
-    from harness.runner.nemesis import APPLIES
-    from harness.scenario import FAULT_KINDS
-
-    assert set(FAULT_KINDS) == set(APPLIES)
-    assert set(FAULT_DEFAULTS) <= set(FAULT_KINDS)
-    assert all(set(d) <= FAULT_KINDS[k] for k, d in FAULT_DEFAULTS.items())
