@@ -5,9 +5,11 @@ A snapshot id is *known* from the moment an ok snapshot op returned it, or an ok
 
 - a ``list_snapshots`` invoked after an id became known must show it;
 - a rollback invoked after an id became known must not fail with "snapshot not found";
-- two ok snapshot ops must not return the same id (the second overwrote the first);
 
-else ``vanished-checkpoint``. A rollback that succeeds on an id no snapshot op of the
+else ``vanished-checkpoint``. Two ok snapshot ops that return the same id are a
+``reused-snapshot-id``: each snapshot op must create a new id, and that is all the evidence
+shows (whether the store overwrote the first checkpoint, kept both under one id or merely
+returned a stale id, only later ops could tell). A rollback that succeeds on an id no snapshot op of the
 session can have created (nor one invoked before the rollback completed), and no listing
 ever showed, is a ``bad-rollback``; a ``list_snapshots`` that raised or returned something other than a list
 of ids is ``unreadable``.
@@ -21,7 +23,7 @@ from harness.checker.evidence import Reporter
 from harness.checker.ops import INF, Pair, SessionOps, describe, hi_of, short
 from harness.history import Event
 
-__all__ = ["NOT_FOUND", "check_checkpoints", "not_found"]
+__all__ = ["NOT_FOUND", "check_checkpoints", "not_found", "say_reused"]
 
 #: A rollback error that means "that snapshot does not exist".
 NOT_FOUND = re.compile(r"^(?:[\w.]+\.)?(?:SnapshotNotFound|KeyError)\b")
@@ -33,8 +35,8 @@ def not_found(error: object) -> bool:
 
 
 def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
-    """Report the session's ``vanished-checkpoint`` violations and the checkpoint-side
-    ``bad-rollback`` and ``unreadable`` ones."""
+    """Report the session's ``vanished-checkpoint`` and ``reused-snapshot-id``
+    violations and the checkpoint-side ``bad-rollback`` and ``unreadable`` ones."""
     created = _created(so, rep)
     listings = _listings(so, rep)
     if listings:
@@ -44,7 +46,7 @@ def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
 
 
 def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
-    """The first ok snapshot op that returned each id (reporting ids returned twice)."""
+    """The first ok snapshot op that returned each id (reporting ids returned again)."""
     first: dict[str, tuple[Event, Event]] = {}
     for inv, comp in so.snapshots:
         if comp is None or comp.type != "ok" or type(comp.value) is not str:
@@ -53,17 +55,23 @@ def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
         if sid in first:
             a, b = first[sid]
             rep.add(
-                "vanished-checkpoint",
+                "reused-snapshot-id",
                 so.session,
                 sid,
-                f"Snapshot {short(sid)} was returned by {describe(b)} and again by "
-                f"{describe(comp)}, so the second overwrote the first checkpoint.",
+                say_reused(so.session, sid, b, comp),
                 [a, b, inv, comp],
                 blame=comp,
             )
         else:
             first[sid] = (inv, comp)
     return first
+
+
+def say_reused(session: str, sid: str, first: Event, again: Event) -> str:
+    """The sentence of a ``reused-snapshot-id``: ``first`` and ``again`` both returned it."""
+    return (f"The snapshots of session {session!r} by {describe(first)} and by "
+            f"{describe(again)} both returned id {short(sid)}, but every snapshot must get "
+            f"a new id.")
 
 
 _Listing = tuple[Event, Event, list[str]]
@@ -79,7 +87,7 @@ def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
         if comp.type == "ok" and type(v) is list and _all_str(v):
             out.append((inv, comp, v))
             continue
-        what = ("raised " + (comp.error or "an error") if comp.type == "fail"
+        what = (f"raised {comp.error or 'an error'}" if comp.type == "fail"
                 else "returned something other than a list of snapshot ids")
         rep.add(
             "unreadable",

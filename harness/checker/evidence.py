@@ -11,7 +11,7 @@ __all__ = ["CAP_PER_KIND", "CAP_TOTAL", "Reporter"]
 
 #: At most this many violations of one kind are kept (all are counted).
 CAP_PER_KIND = 100
-#: At most this many violations in all are kept.
+#: At most this many violations in all are kept (but the first of each kind always is).
 CAP_TOTAL = 500
 
 
@@ -55,7 +55,7 @@ class Reporter:
             self.blamed.add(blame.index)
         self.totals[kind] = self.totals.get(kind, 0) + 1
         kept = self._kept_by_kind.get(kind, 0)
-        if kept < self.cap_per_kind and len(self.kept) < self.cap_total:
+        if kept < self.cap_per_kind and (kept == 0 or len(self.kept) < self.cap_total):
             self._kept_by_kind[kind] = kept + 1
             evs = {e.index: e for e in events if e is not None}
             ordered = tuple(evs[i] for i in sorted(evs))

@@ -59,7 +59,7 @@ def check_exact(
         if out.ok is None:
             unknown.append(name)
         elif out.ok is False:
-            _explain(name, ops, out, rep)
+            _explain(so, ops, out, rep)
     valid: bool | None = rep.count() == 0
     if valid and unknown:
         valid = None
@@ -74,19 +74,23 @@ def check_exact(
         "seconds": round(time.monotonic() - t0, 6),
         "violations_by_kind": dict(rep.totals),
     }
-    return CheckResult(valid=valid, violations=rep.violations(), stats=stats)
+    return CheckResult(valid=valid, violations=rep.violations(), stats=stats,
+                       totals=dict(rep.totals))
 
 
 def merge_results(fast: CheckResult, exact: CheckResult) -> CheckResult:
     """The fast checker's verdict refined by the exact one: False if either found a
     violation, else None if the exact search was cut short, else True."""
     violations = fast.violations + exact.violations
-    valid: bool | None = not violations
+    valid: bool | None = not (fast.total() or exact.total())
     if valid and exact.valid is None:
         valid = None
     stats = dict(fast.stats)
     stats["exact"] = exact.stats
-    return CheckResult(valid=valid, violations=violations, stats=stats)
+    totals = dict(fast.counts())
+    for kind, n in exact.counts().items():
+        totals[kind] = totals.get(kind, 0) + n
+    return CheckResult(valid=valid, violations=violations, stats=stats, totals=totals)
 
 
 def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
@@ -224,7 +228,21 @@ def _unreadable(session: str, what: str, inv: Event, comp: Event, rep: Reporter)
     )
 
 
-def _explain(session: str, ops: list[Op], out: Outcome, rep: Reporter) -> None:
+def _explain(so: SessionOps, ops: list[Op], out: Outcome, rep: Reporter) -> None:
+    """Report why the session has no linearization. What the fast checker proves on the
+    session (a few ops that show the violation, named by its precise kind) beats the
+    search's deepest dead end, which only shows where the search gave up; the dead end is
+    reported when the fast checker finds nothing (``check`` searches only such sessions)."""
+    from harness.checker.fast import check_sessions
+
+    fast = Reporter()
+    check_sessions({so.session: so}, fast)
+    for v in fast.violations():
+        if v.kind != "unreadable":  # session_ops reported those already
+            rep.add(v.kind, v.session, ("fast", v.message), v.message, v.events)
+    if any(k != "unreadable" for k in fast.totals):
+        return
+    session = so.session
     op = out.stuck
     assert op is not None and out.state is not None
     turns, snaps = out.state

@@ -63,7 +63,8 @@ def check_fast(events: Sequence[Event]) -> CheckResult:
         ops=n_ops,
         seconds=round(time.perf_counter() - t0, 6),
     )
-    return CheckResult(valid=rep.count() == 0, violations=rep.violations(), stats=stats)
+    return CheckResult(valid=rep.count() == 0, violations=rep.violations(), stats=stats,
+                       totals=dict(rep.totals))
 
 
 def check_sessions(sessions: dict[str, SessionOps], rep: Reporter) -> dict[str, Any]:

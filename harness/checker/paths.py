@@ -333,13 +333,13 @@ class PathTree:
             blame=comp,
         )
 
-    def _phantom(self, inv: Event, comp: Event, tok: str, why: str, app: Event | None) -> None:
+    def _phantom(self, inv: Event, comp: Event, tok: str, why: str, *app: Event | None) -> None:
         self.rep.add(
             "phantom-turn",
             self.session,
             tok,
             f"The read by {describe(comp)} shows turn {short(tok)} {why}.",
-            [app, inv, comp],
+            [*app, inv, comp],
             blame=comp,
         )
 
@@ -362,9 +362,9 @@ class PathTree:
         failed = self.turns.failed.get(tok)
         if failed is not None:
             why = f"although its append by {describe(failed[0])} failed"
-            self._phantom(inv, comp, tok, why, failed[1] or failed[0])
+            self._phantom(inv, comp, tok, why, *failed)
         else:
-            self._phantom(inv, comp, tok, "that nobody appended", None)
+            self._phantom(inv, comp, tok, "that nobody appended")
 
     def _order(self, inv: Event, comp: Event, toks: list[str], i: int) -> None:
         recs = self.turns.recs
