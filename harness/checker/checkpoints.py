@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import INF, Pair, SessionOps, describe, hi_of, short
 from harness.history import Event
 
@@ -34,18 +34,18 @@ def not_found(error: object) -> bool:
     return isinstance(error, str) and NOT_FOUND.match(error) is not None
 
 
-def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
+def check_checkpoints(so: SessionOps, found: Evidence) -> None:
     """Report the session's ``vanished-checkpoint`` and ``reused-snapshot-id``
     violations and the checkpoint-side ``bad-rollback`` and ``unreadable`` ones."""
-    created = _created(so, rep)
-    listings = _listings(so, rep)
+    created = _created(so, found)
+    listings = _listings(so, found)
     if listings:
-        _check_listings(so.session, rep, created, listings)
+        _check_listings(so.session, found, created, listings)
     if so.rollbacks:
-        _check_rollbacks(so, rep, created, listings)
+        _check_rollbacks(so, found, created, listings)
 
 
-def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
+def _created(so: SessionOps, found: Evidence) -> dict[str, tuple[Event, Event]]:
     """The first ok snapshot op that returned each id (reporting ids returned again)."""
     first: dict[str, tuple[Event, Event]] = {}
     for inv, comp in so.snapshots:
@@ -54,7 +54,7 @@ def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
         sid = comp.value
         if sid in first:
             a, b = first[sid]
-            rep.add(
+            found.add(
                 "reused-snapshot-id",
                 so.session,
                 sid,
@@ -77,7 +77,7 @@ def say_reused(session: str, sid: str, first: Event, again: Event) -> str:
 _Listing = tuple[Event, Event, list[str]]
 
 
-def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
+def _listings(so: SessionOps, found: Evidence) -> list[_Listing]:
     """The ok listings whose value is a list of ids (reporting the others as unreadable)."""
     out: list[_Listing] = []
     for inv, comp in so.lists:
@@ -89,7 +89,7 @@ def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
             continue
         what = (f"raised {comp.error or 'an error'}" if comp.type == "fail"
                 else "returned something other than a list of snapshot ids")
-        rep.add(
+        found.add(
             "unreadable",
             so.session,
             ("list", comp.index),
@@ -109,7 +109,7 @@ def _all_str(v: list[object]) -> bool:
 
 
 def _check_listings(
-    session: str, rep: Reporter, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
+    session: str, found: Evidence, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
 ) -> None:
     """Each listing shows every id known before it was invoked."""
     snaps = sorted(((c.time, sid) for sid, (_, c) in created.items()))
@@ -128,7 +128,7 @@ def _check_listings(
             continue
         for sid in sorted(required.difference(ids)):
             a, b = _known_by(sid, created, by_hi[:kl])
-            rep.add(
+            found.add(
                 "vanished-checkpoint",
                 session,
                 sid,
@@ -149,7 +149,7 @@ def _known_by(
 
 
 def _check_rollbacks(
-    so: SessionOps, rep: Reporter, created: dict[str, tuple[Event, Event]],
+    so: SessionOps, found: Evidence, created: dict[str, tuple[Event, Event]],
     listings: list[_Listing],
 ) -> None:
     unknown_snaps = [inv.time for inv, comp in so.snapshots if hi_of(comp) == INF and (
@@ -169,7 +169,7 @@ def _check_rollbacks(
                               if c.time < inv.time and sid in ids), None)
             if known is not None:
                 a, b = known
-                rep.add(
+                found.add(
                     "vanished-checkpoint",
                     so.session,
                     sid,
@@ -187,12 +187,12 @@ def _check_rollbacks(
                 for _, _, ids in listings:
                     listed.update(ids)
             if sid not in listed:
-                _check_target(so, rep, (inv, comp), snap, unknown_snaps)
+                _check_target(so, found, (inv, comp), snap, unknown_snaps)
 
 
 def _check_target(
     so: SessionOps,
-    rep: Reporter,
+    found: Evidence,
     rb: Pair,
     snap: tuple[Event, Event] | None,
     unknown_snaps: list[int],
@@ -208,7 +208,7 @@ def _check_target(
         if snap is not None
         else f"no snapshot op of session {so.session!r} created {short(inv.value)}"
     )
-    rep.add(
+    found.add(
         "bad-rollback",
         so.session,
         ("rollback", comp.index),

@@ -1,7 +1,7 @@
 """Reads that disagree about what precedes a turn: which kind of violation each one is.
 
 Two reads that both show turn ``t`` must show the same turns before it, in the same
-order (see :mod:`harness.checker.paths`). When they do not, with ``O`` the read that
+order (see :mod:`harness.checker.order_tree`). When they do not, with ``O`` the read that
 completed first and ``N`` the other, the evidence proves one of these, tried in order:
 
 - a turn one read shows before ``t`` and the other after it, or the same turns before
@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import describe, short
-from harness.checker.paths import PathTree
+from harness.checker.order_tree import OrderTree
 from harness.checker.turns import COMP, INV
 from harness.history import Event
 
@@ -51,7 +51,7 @@ class Finding:
     blame: Event
 
 
-def report_conflicts(tree: PathTree, rep: Reporter) -> None:
+def report_conflicts(tree: OrderTree, found: Evidence) -> None:
     """Report each read that left the tree, unless a violation already blames it or the
     read that defined the disputed turn."""
     s = tree.session
@@ -59,19 +59,19 @@ def report_conflicts(tree: PathTree, rep: Reporter) -> None:
         inv, comp, v = tree.obs[rno]
         node = tree.nodes[t]
         inv0, comp0, v0 = tree.obs[node[0]]
-        if comp.index in rep.blamed or comp0.index in rep.blamed:
+        if comp.index in found.blamed or comp0.index in found.blamed:
             continue
         old = (inv0, comp0, [x[1] for x in v0], node[1])
         new = (inv, comp, [x[1] for x in v], i)
         f = classify(s, old, new, t)
-        if f is None or (f.kind in _PLACEMENT and any(rep.has(k, s, f.key) for k in _PLACEMENT)):
+        if f is None or (f.kind in _PLACEMENT and any(found.has(k, s, f.key) for k in _PLACEMENT)):
             continue
         evs: list[Event | None] = []
         for x in f.turns:
             rec = tree.turns.recs.get(x)
             if rec is not None:
                 evs += [rec[INV], rec[COMP]]
-        rep.add(f.kind, s, f.key, f.message, [*evs, *f.reads], blame=f.blame)
+        found.add(f.kind, s, f.key, f.message, [*evs, *f.reads], blame=f.blame)
 
 
 def classify(session: str, old: Side, new: Side, t: str) -> Finding | None:

@@ -7,7 +7,7 @@ from collections.abc import Hashable, Iterable
 from harness.checker.result import KINDS, Violation
 from harness.history import Event
 
-__all__ = ["CAP_PER_KIND", "CAP_TOTAL", "Reporter"]
+__all__ = ["CAP_PER_KIND", "CAP_TOTAL", "Evidence"]
 
 #: At most this many violations of one kind are kept (all are counted).
 CAP_PER_KIND = 100
@@ -15,8 +15,9 @@ CAP_PER_KIND = 100
 CAP_TOTAL = 500
 
 
-class Reporter:
-    """Deduplicates violations by ``(kind, session, key)`` and caps how many are kept.
+class Evidence:
+    """The violations found so far, with their evidence: deduplicated by ``(kind, session,
+    key)``, the evidence kept capped, every distinct problem counted.
 
     A lost turn seen missing by 10,000 later reads is one problem: its key is the turn,
     so only the first read that proves it is reported. Totals count every distinct
