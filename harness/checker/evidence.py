@@ -28,6 +28,8 @@ class Evidence:
         self.cap_total = cap_total
         self.kept: list[Violation] = []
         self.totals: dict[str, int] = {}
+        #: Every session some problem was found in, its evidence kept or not.
+        self.sessions: set[str | None] = set()
         self._keys: set[tuple[str, str | None, Hashable]] = set()
         self._kept_by_kind: dict[str, int] = {}
         #: Event indices of the reads/ops a kept or counted violation already blames.
@@ -52,6 +54,7 @@ class Evidence:
         if k in self._keys:
             return False
         self._keys.add(k)
+        self.sessions.add(session)
         if blame is not None:
             self.blamed.add(blame.index)
         self.totals[kind] = self.totals.get(kind, 0) + 1

@@ -37,8 +37,9 @@ from harness.history import Event
 __all__ = ["check_fast", "check_sessions"]
 
 
-def check_fast(events: Sequence[Event]) -> CheckResult:
-    """Check a merged history with the fast checker.
+def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> CheckResult:
+    """Check a merged history with the fast checker; the name of every session with a
+    violation (its evidence kept or not) is added to ``flagged`` if given.
 
     >>> check_fast([]).valid
     True
@@ -52,6 +53,8 @@ def check_fast(events: Sequence[Event]) -> CheckResult:
         sessions, n_ops = group_by_session(events)
         found = Evidence()
         stats = check_sessions(sessions, found)
+        if flagged is not None:
+            flagged.update(s for s in found.sessions if s is not None)
         # Free the per-session pairs while GC is still off: re-enabled with millions of
         # them alive, its first young-generation pass would walk every one.
         del sessions

@@ -122,3 +122,15 @@ def test_report_counts_are_true_totals_and_evidence_says_it_is_capped() -> None:
     row = next(line for line in text.splitlines() if line.lstrip().startswith("duplicate-turn"))
     assert row.replace("│", " ").split()[1:3] == ["250", "100"], row  # true count, then how many carry evidence
     assert "true totals" in text
+
+
+def test_exact_mode_does_not_recount_a_session_whose_evidence_was_capped() -> None:
+    h = H()
+    for s, n in (("s1", 150), ("s2", 5)):  # s2's lost turns come past the per-kind cap
+        for i in range(n):
+            h.append(0, s, f"{s}-t{i}")
+            h.read(1, s, [])
+    fast = check(h.events)
+    assert fast.counts() == {"lost-turn": 155}
+    assert {v.session for v in fast.violations} == {"s1"}
+    assert check(h.events, exact=True, budget_s=10).counts() == {"lost-turn": 155}
