@@ -24,12 +24,12 @@ def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.
     >>> check([]).valid
     True
     """
-    fast = check_fast(events)
+    flagged: set[str] = set()
+    fast = check_fast(events, flagged)
     if not exact:
         return fast
     from harness.checker.exact import check_exact, merge_results
 
-    flagged = {v.session for v in fast.violations if v.session is not None}
     return merge_results(fast, check_exact(events, budget_s=budget_s, skip=flagged))
 
 

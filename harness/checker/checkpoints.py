@@ -5,9 +5,11 @@ A snapshot id is *known* from the moment an ok snapshot op returned it, or an ok
 
 - a ``list_snapshots`` invoked after an id became known must show it;
 - a rollback invoked after an id became known must not fail with "snapshot not found";
-- two ok snapshot ops must not return the same id (the second overwrote the first);
 
-else ``vanished-checkpoint``. A rollback that succeeds on an id no snapshot op of the
+else ``vanished-checkpoint``. Two ok snapshot ops that return the same id are a
+``reused-snapshot-id``: each snapshot op must create a new id, and that is all the evidence
+shows (whether the store overwrote the first checkpoint, kept both under one id or merely
+returned a stale id, only later ops could tell). A rollback that succeeds on an id no snapshot op of the
 session can have created (nor one invoked before the rollback completed), and no listing
 ever showed, is a ``bad-rollback``; a ``list_snapshots`` that raised or returned something other than a list
 of ids is ``unreadable``.
@@ -17,11 +19,11 @@ from __future__ import annotations
 
 import re
 
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import INF, Pair, SessionOps, describe, hi_of, short
 from harness.history import Event
 
-__all__ = ["NOT_FOUND", "check_checkpoints", "not_found"]
+__all__ = ["NOT_FOUND", "check_checkpoints", "not_found", "say_reused"]
 
 #: A rollback error that means "that snapshot does not exist".
 NOT_FOUND = re.compile(r"^(?:[\w.]+\.)?(?:SnapshotNotFound|KeyError)\b")
@@ -32,19 +34,19 @@ def not_found(error: object) -> bool:
     return isinstance(error, str) and NOT_FOUND.match(error) is not None
 
 
-def check_checkpoints(so: SessionOps, rep: Reporter) -> None:
-    """Report the session's ``vanished-checkpoint`` violations and the checkpoint-side
-    ``bad-rollback`` and ``unreadable`` ones."""
-    created = _created(so, rep)
-    listings = _listings(so, rep)
+def check_checkpoints(so: SessionOps, found: Evidence) -> None:
+    """Report the session's ``vanished-checkpoint`` and ``reused-snapshot-id``
+    violations and the checkpoint-side ``bad-rollback`` and ``unreadable`` ones."""
+    created = _created(so, found)
+    listings = _listings(so, found)
     if listings:
-        _check_listings(so.session, rep, created, listings)
+        _check_listings(so.session, found, created, listings)
     if so.rollbacks:
-        _check_rollbacks(so, rep, created, listings)
+        _check_rollbacks(so, found, created, listings)
 
 
-def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
-    """The first ok snapshot op that returned each id (reporting ids returned twice)."""
+def _created(so: SessionOps, found: Evidence) -> dict[str, tuple[Event, Event]]:
+    """The first ok snapshot op that returned each id (reporting ids returned again)."""
     first: dict[str, tuple[Event, Event]] = {}
     for inv, comp in so.snapshots:
         if comp is None or comp.type != "ok" or type(comp.value) is not str:
@@ -52,12 +54,11 @@ def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
         sid = comp.value
         if sid in first:
             a, b = first[sid]
-            rep.add(
-                "vanished-checkpoint",
+            found.add(
+                "reused-snapshot-id",
                 so.session,
                 sid,
-                f"Snapshot {short(sid)} was returned by {describe(b)} and again by "
-                f"{describe(comp)}, so the second overwrote the first checkpoint.",
+                say_reused(so.session, sid, b, comp),
                 [a, b, inv, comp],
                 blame=comp,
             )
@@ -66,10 +67,17 @@ def _created(so: SessionOps, rep: Reporter) -> dict[str, tuple[Event, Event]]:
     return first
 
 
+def say_reused(session: str, sid: str, first: Event, again: Event) -> str:
+    """The sentence of a ``reused-snapshot-id``: ``first`` and ``again`` both returned it."""
+    return (f"The snapshots of session {session!r} by {describe(first)} and by "
+            f"{describe(again)} both returned id {short(sid)}, but every snapshot must get "
+            f"a new id.")
+
+
 _Listing = tuple[Event, Event, list[str]]
 
 
-def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
+def _listings(so: SessionOps, found: Evidence) -> list[_Listing]:
     """The ok listings whose value is a list of ids (reporting the others as unreadable)."""
     out: list[_Listing] = []
     for inv, comp in so.lists:
@@ -79,9 +87,9 @@ def _listings(so: SessionOps, rep: Reporter) -> list[_Listing]:
         if comp.type == "ok" and type(v) is list and _all_str(v):
             out.append((inv, comp, v))
             continue
-        what = ("raised " + (comp.error or "an error") if comp.type == "fail"
+        what = (f"raised {comp.error or 'an error'}" if comp.type == "fail"
                 else "returned something other than a list of snapshot ids")
-        rep.add(
+        found.add(
             "unreadable",
             so.session,
             ("list", comp.index),
@@ -101,7 +109,7 @@ def _all_str(v: list[object]) -> bool:
 
 
 def _check_listings(
-    session: str, rep: Reporter, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
+    session: str, found: Evidence, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
 ) -> None:
     """Each listing shows every id known before it was invoked."""
     snaps = sorted(((c.time, sid) for sid, (_, c) in created.items()))
@@ -120,7 +128,7 @@ def _check_listings(
             continue
         for sid in sorted(required.difference(ids)):
             a, b = _known_by(sid, created, by_hi[:kl])
-            rep.add(
+            found.add(
                 "vanished-checkpoint",
                 session,
                 sid,
@@ -141,7 +149,7 @@ def _known_by(
 
 
 def _check_rollbacks(
-    so: SessionOps, rep: Reporter, created: dict[str, tuple[Event, Event]],
+    so: SessionOps, found: Evidence, created: dict[str, tuple[Event, Event]],
     listings: list[_Listing],
 ) -> None:
     unknown_snaps = [inv.time for inv, comp in so.snapshots if hi_of(comp) == INF and (
@@ -161,7 +169,7 @@ def _check_rollbacks(
                               if c.time < inv.time and sid in ids), None)
             if known is not None:
                 a, b = known
-                rep.add(
+                found.add(
                     "vanished-checkpoint",
                     so.session,
                     sid,
@@ -179,12 +187,12 @@ def _check_rollbacks(
                 for _, _, ids in listings:
                     listed.update(ids)
             if sid not in listed:
-                _check_target(so, rep, (inv, comp), snap, unknown_snaps)
+                _check_target(so, found, (inv, comp), snap, unknown_snaps)
 
 
 def _check_target(
     so: SessionOps,
-    rep: Reporter,
+    found: Evidence,
     rb: Pair,
     snap: tuple[Event, Event] | None,
     unknown_snaps: list[int],
@@ -200,7 +208,7 @@ def _check_target(
         if snap is not None
         else f"no snapshot op of session {so.session!r} created {short(inv.value)}"
     )
-    rep.add(
+    found.add(
         "bad-rollback",
         so.session,
         ("rollback", comp.index),

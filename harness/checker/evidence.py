@@ -7,16 +7,17 @@ from collections.abc import Hashable, Iterable
 from harness.checker.result import KINDS, Violation
 from harness.history import Event
 
-__all__ = ["CAP_PER_KIND", "CAP_TOTAL", "Reporter"]
+__all__ = ["CAP_PER_KIND", "CAP_TOTAL", "Evidence"]
 
 #: At most this many violations of one kind are kept (all are counted).
 CAP_PER_KIND = 100
-#: At most this many violations in all are kept.
+#: At most this many violations in all are kept (but the first of each kind always is).
 CAP_TOTAL = 500
 
 
-class Reporter:
-    """Deduplicates violations by ``(kind, session, key)`` and caps how many are kept.
+class Evidence:
+    """The violations found so far, with their evidence: deduplicated by ``(kind, session,
+    key)``, the evidence kept capped, every distinct problem counted.
 
     A lost turn seen missing by 10,000 later reads is one problem: its key is the turn,
     so only the first read that proves it is reported. Totals count every distinct
@@ -27,6 +28,8 @@ class Reporter:
         self.cap_total = cap_total
         self.kept: list[Violation] = []
         self.totals: dict[str, int] = {}
+        #: Every session some problem was found in, its evidence kept or not.
+        self.sessions: set[str | None] = set()
         self._keys: set[tuple[str, str | None, Hashable]] = set()
         self._kept_by_kind: dict[str, int] = {}
         #: Event indices of the reads/ops a kept or counted violation already blames.
@@ -51,11 +54,12 @@ class Reporter:
         if k in self._keys:
             return False
         self._keys.add(k)
+        self.sessions.add(session)
         if blame is not None:
             self.blamed.add(blame.index)
         self.totals[kind] = self.totals.get(kind, 0) + 1
         kept = self._kept_by_kind.get(kind, 0)
-        if kept < self.cap_per_kind and len(self.kept) < self.cap_total:
+        if kept < self.cap_per_kind and (kept == 0 or len(self.kept) < self.cap_total):
             self._kept_by_kind[kind] = kept + 1
             evs = {e.index: e for e in events if e is not None}
             ordered = tuple(evs[i] for i in sorted(evs))

@@ -3,9 +3,10 @@
 Complete where the fast checker is only sound: a session is valid iff some order of its
 ops that respects real time makes every result what the model (:mod:`~harness.checker.model`)
 says. Partitioned per session (sessions are independent), searched by
-:mod:`~harness.checker.search`. Past the time budget the verdict is unknown (``valid``
-None), never a pass. A session that has no linearization gets one violation whose kind is
-read off the op the search could not place and the state it expected there.
+:mod:`~harness.checker.linearize`. Past the time budget the verdict is unknown (``valid``
+None), never a pass. A session that has no linearization is explained by what the fast
+checker proves on it, else by one violation whose kind is read off the op the search could
+not place and the state it expected there.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from harness.checker.checkpoints import not_found
-from harness.checker.evidence import Reporter
-from harness.checker.model import Op
+from harness.checker.evidence import Evidence
+from harness.checker.linearize import Outcome, linearize
+from harness.checker.model import ModelOp
 from harness.checker.ops import INF, SessionOps, describe, group_by_session, short
-from harness.checker.paths import read_tokens
+from harness.checker.order_tree import read_tokens
 from harness.checker.result import CheckResult
-from harness.checker.search import Outcome, search
 from harness.history import Event
 
 __all__ = ["check_exact", "merge_results", "session_ops"]
@@ -35,7 +36,7 @@ def check_exact(
     t0 = time.monotonic()
     deadline = t0 + budget_s
     sessions, n_ops = group_by_session(events)
-    rep = Reporter()
+    found = Evidence()
     unknown: list[str] = []
     searched = explored = 0
     todo = [name for name in sessions if name not in skip]
@@ -49,18 +50,18 @@ def check_exact(
         # so one hard session cannot starve all the others
         share = min(deadline, now + 2 * (deadline - now) / (len(todo) - n))
         try:
-            ops = session_ops(so, rep)
+            ops = session_ops(so, found)
         except _Unmodelled:
             unknown.append(name)
             continue
-        out = search(ops, share)
+        out = linearize(ops, share)
         searched += 1
         explored += out.explored
         if out.ok is None:
             unknown.append(name)
         elif out.ok is False:
-            _explain(name, ops, out, rep)
-    valid: bool | None = rep.count() == 0
+            _explain(so, ops, out, found)
+    valid: bool | None = found.count() == 0
     if valid and unknown:
         valid = None
     stats: dict[str, Any] = {
@@ -72,32 +73,36 @@ def check_exact(
         "states_explored": explored,
         "budget_s": budget_s,
         "seconds": round(time.monotonic() - t0, 6),
-        "violations_by_kind": dict(rep.totals),
+        "violations_by_kind": dict(found.totals),
     }
-    return CheckResult(valid=valid, violations=rep.violations(), stats=stats)
+    return CheckResult(valid=valid, violations=found.violations(), stats=stats,
+                       totals=dict(found.totals))
 
 
 def merge_results(fast: CheckResult, exact: CheckResult) -> CheckResult:
     """The fast checker's verdict refined by the exact one: False if either found a
     violation, else None if the exact search was cut short, else True."""
     violations = fast.violations + exact.violations
-    valid: bool | None = not violations
+    valid: bool | None = not (fast.total() or exact.total())
     if valid and exact.valid is None:
         valid = None
     stats = dict(fast.stats)
     stats["exact"] = exact.stats
-    return CheckResult(valid=valid, violations=violations, stats=stats)
+    totals = dict(fast.counts())
+    for kind, n in exact.counts().items():
+        totals[kind] = totals.get(kind, 0) + n
+    return CheckResult(valid=valid, violations=violations, stats=stats, totals=totals)
 
 
-def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
+def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     """The session's ops as the search sees them; unreadable reads and listings are
-    reported to ``rep`` and left out. Raises ``_Unmodelled`` for an op that may have taken
+    reported to ``found`` and left out. Raises ``_Unmodelled`` for an op that may have taken
     effect but whose value breaks the history's format (the verdict is then unknown)."""
-    ops: list[Op] = []
+    ops: list[ModelOp] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
             out: Any = None) -> None:
-        ops.append(Op(len(ops), kind, inv.time, hi, arg, out, inv, comp))
+        ops.append(ModelOp(len(ops), kind, inv.time, hi, arg, out, inv, comp))
 
     for inv, comp in so.appends:
         v = inv.value
@@ -109,7 +114,7 @@ def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
         if comp is not None and comp.type in ("ok", "fail"):
             toks = read_tokens(comp.value) if comp.type == "ok" else None
             if toks is None:
-                _unreadable(so.session, "read", inv, comp, rep)
+                _unreadable(so.session, "read", inv, comp, found)
             else:
                 add("read", inv, comp, comp.time, out=tuple(map(_turn, comp.value)))
     created = _snapshot_ops(so, add)
@@ -119,21 +124,21 @@ def session_ops(so: SessionOps, rep: Reporter) -> list[Op]:
             v = comp.value
             ok = comp.type == "ok" and type(v) is list and all(type(x) is str for x in v)
             if not ok:
-                _unreadable(so.session, "list_snapshots", inv, comp, rep)
+                _unreadable(so.session, "list_snapshots", inv, comp, found)
             else:
                 referenced.update(v)
                 add("list", inv, comp, comp.time, out=frozenset(v))
     return _tighten(ops, tuple(sorted(referenced - created)))
 
 
-def _tighten(ops: list[Op], unexplained: tuple[str, ...]) -> list[Op]:
+def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...]) -> list[ModelOp]:
     """Equivalent ops that are cheaper to search.
 
     An unknown-outcome append whose turn no read shows may as well never have happened
     (drop it: every state differs only by that turn, which no read shows); one whose turn
     a read shows must have taken effect before that read completed (that is its return).
     An append whose turn a read shows can only have taken effect on the state that read
-    shows before the turn (:mod:`~harness.checker.paths` proves why): that is its ``out``.
+    shows before the turn (:mod:`~harness.checker.order_tree` proves why): that is its ``out``.
     An unknown-outcome snapshot can only have created a fresh id when no id lacks its
     creator, which no later op can observe but a listing would contradict: drop it."""
     first_seen: dict[str, int] = {}
@@ -144,20 +149,20 @@ def _tighten(ops: list[Op], unexplained: tuple[str, ...]) -> list[Op]:
                 if o.hi < first_seen.get(t, INF):
                     first_seen[t] = o.hi
                 before.setdefault(t, o.out[:i])
-    out: list[Op] = []
+    out: list[ModelOp] = []
     for o in ops:
         if o.kind == "append":
             seen = first_seen.get(o.arg)
             if seen is None and o.hi == INF:
                 continue
             hi = o.hi if seen is None or o.hi != INF else max(seen, o.lo)
-            o = Op(len(out), o.kind, o.lo, hi, o.arg, before.get(o.arg), o.inv, o.comp)
+            o = ModelOp(len(out), o.kind, o.lo, hi, o.arg, before.get(o.arg), o.inv, o.comp)
         elif o.kind == "snapshot?":
             if not unexplained:
                 continue
-            o = Op(len(out), o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
+            o = ModelOp(len(out), o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
         else:
-            o = Op(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
+            o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
         out.append(o)
     return out
 
@@ -212,9 +217,9 @@ def _rollback_ops(so: SessionOps, add: Any) -> set[str]:
     return referenced
 
 
-def _unreadable(session: str, what: str, inv: Event, comp: Event, rep: Reporter) -> None:
+def _unreadable(session: str, what: str, inv: Event, comp: Event, found: Evidence) -> None:
     how = f"raised {comp.error or 'an error'}" if comp.type == "fail" else "returned malformed data"
-    rep.add(
+    found.add(
         "unreadable",
         session,
         (what, comp.index),
@@ -224,13 +229,27 @@ def _unreadable(session: str, what: str, inv: Event, comp: Event, rep: Reporter)
     )
 
 
-def _explain(session: str, ops: list[Op], out: Outcome, rep: Reporter) -> None:
+def _explain(so: SessionOps, ops: list[ModelOp], out: Outcome, found: Evidence) -> None:
+    """Report why the session has no linearization. What the fast checker proves on the
+    session (a few ops that show the violation, named by its precise kind) beats the
+    search's deepest dead end, which only shows where the search gave up; the dead end is
+    reported when the fast checker finds nothing (``check`` searches only such sessions)."""
+    from harness.checker.fast import check_sessions
+
+    fast = Evidence()
+    check_sessions({so.session: so}, fast)
+    for v in fast.violations():
+        if v.kind != "unreadable":  # session_ops reported those already
+            found.add(v.kind, v.session, ("fast", v.message), v.message, v.events)
+    if any(k != "unreadable" for k in fast.totals):
+        return
+    session = so.session
     op = out.stuck
     assert op is not None and out.state is not None
     turns, snaps = out.state
     kind, detail = _kind(op, turns, {k for k, _ in snaps}, ops)
     who = describe(op.comp) if op.comp is not None else f"op {op.id}"
-    rep.add(
+    found.add(
         kind,
         session,
         ("exact", op.id),
@@ -242,7 +261,7 @@ def _explain(session: str, ops: list[Op], out: Outcome, rep: Reporter) -> None:
     )
 
 
-def _kind(op: Op, turns: tuple[str, ...], ids: set[str], ops: list[Op]) -> tuple[str, str]:
+def _kind(op: ModelOp, turns: tuple[str, ...], ids: set[str], ops: list[ModelOp]) -> tuple[str, str]:
     if op.kind == "read":
         got = op.out
         missing = [t for t in turns if t not in got]

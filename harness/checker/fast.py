@@ -7,10 +7,11 @@ outcomes. It is not complete: :mod:`harness.checker.exact` decides the rest.
 Per session, after pairing (:mod:`~harness.checker.ops`):
 
 1. index the appends by token (:mod:`~harness.checker.turns`);
-2. pass 1 (:mod:`~harness.checker.paths`): reads, in completion order, form a tree of
-   turns; each turn new to the tree is checked once (provenance, role, real-time order);
-3. pass 2 (:mod:`~harness.checker.presence`): turns each read must or must not contain,
-   rollbacks considered;
+2. the order tree (:mod:`~harness.checker.order_tree`): reads, in completion order, form
+   a tree of turns; each turn new to the tree is checked once (provenance, role, real-time
+   order);
+3. the required turns (:mod:`~harness.checker.required`): turns each read must or must not
+   contain, rollbacks considered;
 4. reads that disagree with the tree (:mod:`~harness.checker.conflicts`), and the
    checkpoints (:mod:`~harness.checker.checkpoints`).
 """
@@ -24,10 +25,10 @@ from typing import Any
 
 from harness.checker.checkpoints import check_checkpoints
 from harness.checker.conflicts import report_conflicts
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import SessionOps, group_by_session
-from harness.checker.paths import PathTree
-from harness.checker.presence import Presence
+from harness.checker.order_tree import OrderTree
+from harness.checker.required import RequiredTurns
 from harness.checker.result import CheckResult
 from harness.checker.rollbacks import RollbackIndex
 from harness.checker.turns import Owners, TurnIndex, index_appends
@@ -36,8 +37,9 @@ from harness.history import Event
 __all__ = ["check_fast", "check_sessions"]
 
 
-def check_fast(events: Sequence[Event]) -> CheckResult:
-    """Check a merged history with the fast checker.
+def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> CheckResult:
+    """Check a merged history with the fast checker; the name of every session with a
+    violation (its evidence kept or not) is added to ``flagged`` if given.
 
     >>> check_fast([]).valid
     True
@@ -49,8 +51,10 @@ def check_fast(events: Sequence[Event]) -> CheckResult:
     gc.disable()
     try:
         sessions, n_ops = group_by_session(events)
-        rep = Reporter()
-        stats = check_sessions(sessions, rep)
+        found = Evidence()
+        stats = check_sessions(sessions, found)
+        if flagged is not None:
+            flagged.update(s for s in found.sessions if s is not None)
         # Free the per-session pairs while GC is still off: re-enabled with millions of
         # them alive, its first young-generation pass would walk every one.
         del sessions
@@ -63,31 +67,32 @@ def check_fast(events: Sequence[Event]) -> CheckResult:
         ops=n_ops,
         seconds=round(time.perf_counter() - t0, 6),
     )
-    return CheckResult(valid=rep.count() == 0, violations=rep.violations(), stats=stats)
+    return CheckResult(valid=found.count() == 0, violations=found.violations(), stats=stats,
+                       totals=dict(found.totals))
 
 
-def check_sessions(sessions: dict[str, SessionOps], rep: Reporter) -> dict[str, Any]:
-    """Run the fast checks over grouped sessions into ``rep``; returns the stats."""
+def check_sessions(sessions: dict[str, SessionOps], found: Evidence) -> dict[str, Any]:
+    """Run the fast checks over grouped sessions into ``found``; returns the stats."""
     indexes: dict[str, TurnIndex] = {name: index_appends(so.appends) for name, so in sessions.items()}
     owners = Owners(indexes)
     ambiguous = 0
     conflicts = 0
     for name, so in sessions.items():
         turns = indexes[name]
-        tree = PathTree(name, turns, owners, rep)
+        tree = OrderTree(name, turns, owners, found)
         tree.build(so.reads)
         if turns.ambiguous:
             ambiguous += 1
         else:
             rbi = RollbackIndex(so.rollbacks, so.snapshots, so.lists) if so.rollbacks else None
-            Presence(name, tree, rbi, rep).check()
+            RequiredTurns(name, tree, rbi, found).check()
             conflicts += len(tree.conflicts)
-            report_conflicts(tree, rep)
-        check_checkpoints(so, rep)
+            report_conflicts(tree, found)
+        check_checkpoints(so, found)
     return {
         "sessions": len(sessions),
         "ambiguous_sessions": ambiguous,
         "read_conflicts": conflicts,
-        "violations_total": rep.count(),
-        "violations_by_kind": dict(rep.totals),
+        "violations_total": found.count(),
+        "violations_by_kind": dict(found.totals),
     }

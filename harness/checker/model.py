@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.history import Event
 
-__all__ = ["INIT", "Op", "State", "step"]
+__all__ = ["INIT", "OP_KINDS", "ModelOp", "State", "step"]
 
 Turns = tuple[str, ...]
 Snaps = tuple[tuple[str, Turns], ...]
@@ -31,15 +31,15 @@ State = tuple[Turns, Snaps]
 
 INIT: State = ((), ())
 
-#: Op kinds: append; read (ok); snapshot (ok, known id); snapshot? (outcome unknown);
+#: The kinds of ModelOp: append; read (ok); snapshot (ok, known id); snapshot? (outcome unknown);
 #: rollback (ok); rollback? (outcome unknown); rollback-missing (failed: "not found");
 #: list (ok list_snapshots).
-KINDS = ("append", "read", "snapshot", "snapshot?", "rollback", "rollback?", "rollback-missing",
+OP_KINDS = ("append", "read", "snapshot", "snapshot?", "rollback", "rollback?", "rollback-missing",
          "list")
 
 
 @dataclass(frozen=True, slots=True)
-class Op:
+class ModelOp:
     """One operation of a session as the search sees it.
 
     ``arg``: the token (append; its ``out``, if known, is the state it must be applied
@@ -68,7 +68,7 @@ def _put(snaps: Snaps, sid: str, turns: Turns) -> Snaps:
     return tuple(sorted((*snaps, (sid, turns))))
 
 
-def step(state: State, op: Op) -> list[State]:
+def step(state: State, op: ModelOp) -> list[State]:
     """Every state ``op`` can lead to from ``state`` given its result (empty: impossible)."""
     turns, snaps = state
     kind = op.kind

@@ -59,7 +59,7 @@ class SessionOps:
         )
 
 
-_KINDS = {
+_BUCKETS = {
     "append": "appends",
     "read": "reads",
     "snapshot": "snapshots",
@@ -110,7 +110,7 @@ def group_by_session(events: Sequence[Event]) -> tuple[dict[str, SessionOps], in
         if not isinstance(name, str):
             continue
         so = SessionOps(name)
-        for f, attr in _KINDS.items():
+        for f, attr in _BUCKETS.items():
             if f in by_f:
                 setattr(so, attr, by_f[f])
         out[name] = so

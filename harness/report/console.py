@@ -23,7 +23,7 @@ def _verdict(result: CheckResult) -> str:
         return "[bold green]PASS[/]: no violation"
     if result.valid is None:
         return "[bold yellow]UNKNOWN[/]: the exact search ran out of budget"
-    n = len(result.violations)
+    n = result.total()
     return f"[bold red]FAIL[/]: {n} violation{'s' if n != 1 else ''}"
 
 
@@ -32,16 +32,24 @@ def print_check(result: CheckResult, console: Console | None = None) -> None:
     con.print(_verdict(result))
     if not result.violations:
         return
-    table = Table("kind", "count", "sessions", show_edge=False)
+    shown = result.shown()
+    truncated = False
+    table = Table("kind", "count", "with evidence", "sessions", show_edge=False)
     for kind, n in sorted(result.counts().items()):
+        kept = shown.get(kind, 0)
+        truncated = truncated or kept < n
         sessions = sorted({str(v.session) for v in result.violations if v.kind == kind})
-        table.add_row(kind, str(n), ", ".join(sessions[:6]) + (" …" if len(sessions) > 6 else ""))
+        table.add_row(kind, str(n), str(kept) if kept < n else "all",
+                      ", ".join(sessions[:6]) + (" …" if len(sessions) > 6 else ""))
     con.print(table)
-    shown: dict[str, int] = {}
+    if truncated:
+        con.print("[dim]counts are true totals; evidence is kept for the first ones of each "
+                  "kind only (sessions: of those kept)[/]")
+    printed: dict[str, int] = {}
     for v in result.violations:
-        if shown.get(v.kind, 0) >= SHOW:
+        if printed.get(v.kind, 0) >= SHOW:
             continue
-        shown[v.kind] = shown.get(v.kind, 0) + 1
+        printed[v.kind] = printed.get(v.kind, 0) + 1
         con.print(f"\n[bold red]{v.kind}[/] [dim](session {v.session})[/] {v.message}",
                   markup=True, highlight=False)
         for e in v.events:
@@ -58,7 +66,7 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
     comp = st.get("completions", {})
     con.print(f"\n[bold]{sc.name}[/] store={res.store.spec} seed={res.seed} "
               f"workers={sc.workers} target: {res.target_note}")
-    con.print(f"{st.get('ops', 0)} ops in {st.get('seconds', 0):.1f}s: "
+    con.print(f"{_ops(st)} in {st.get('seconds', 0):.1f}s: "
               f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
     if res.interrupted:
         con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
@@ -67,6 +75,13 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
     print_check(res.result, con)
     con.print(f"\nreport: {res.run_dir / 'report.json'}")
     con.print(f"reproduce: {res.reproduce}", markup=False)
+
+
+def _ops(st: dict[str, Any]) -> str:
+    """Worker ops and the final read's ops, apart (the final read is the harness's own)."""
+    if "worker_ops" not in st:
+        return f"{st.get('ops', 0)} ops"
+    return f"{st['worker_ops']} worker ops (+{st.get('final_ops', 0)} of the final read)"
 
 
 def _chaos_lines(st: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
 
-#: Violations written in full; the counts always cover all of them.
+#: Violations written with their evidence; the counts always cover all of them.
 MAX_VIOLATIONS = 200
 #: Parts of a run's stats that get a section of their own: where the faults landed
 #: (harness.runner.nemesis.fault_summary) and what every process used (harness.runner.supervise).
@@ -22,10 +22,27 @@ SECTIONS = ("faults", "resources")
 
 
 def check_dict(result: CheckResult) -> dict[str, Any]:
+    """The check section: ``counts`` are true totals per kind; ``violations`` holds the
+    evidence of at most MAX_VIOLATIONS of them (the first of every kind always), and
+    ``shown``, ``violations_shown`` and ``truncated`` say how much of it is there."""
     d: dict[str, Any] = result.to_dict()
-    total = len(d["violations"])
-    d["violations"] = d["violations"][:MAX_VIOLATIONS]
-    d["violations_total"] = total
+    if len(d["violations"]) > MAX_VIOLATIONS:
+        firsts: set[int] = set()
+        kinds: set[str] = set()
+        for n, v in enumerate(d["violations"]):
+            if v["kind"] not in kinds:
+                kinds.add(v["kind"])
+                firsts.add(n)
+        room = MAX_VIOLATIONS - len(firsts)
+        keep = []
+        for n, v in enumerate(d["violations"]):
+            if n in firsts or room > 0:
+                room -= n not in firsts
+                keep.append(v)
+        shown: dict[str, int] = {}
+        for v in keep:
+            shown[v["kind"]] = shown.get(v["kind"], 0) + 1
+        d.update(violations=keep, shown=shown, violations_shown=len(keep), truncated=True)
     return d
 
 

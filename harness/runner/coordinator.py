@@ -186,8 +186,10 @@ def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
         if e.type != "invoke" and e.process != "nemesis":  # faults are not completions
             by_type[e.type] = by_type.get(e.type, 0) + 1
     invokes = sum(1 for e in events if e.type == "invoke")
-    return {"events": len(events), "ops": invokes, "completions": by_type,
-            "seconds": round(elapsed, 3)}
+    # the final quiescent read is the harness's, not the workload's: counted apart
+    final = sum(1 for e in events if e.type == "invoke" and e.process == "final")
+    return {"events": len(events), "ops": invokes, "worker_ops": invokes - final,
+            "final_ops": final, "completions": by_type, "seconds": round(elapsed, 3)}
 
 
 def _spawn(ctx: Any, spec: WorkerSpec) -> Any:

@@ -88,3 +88,49 @@ def test_stats_count_suppressed_violations() -> None:
     res = check(h.events)
     assert res.stats["violations_total"] == 300
     assert len(res.violations) == 100  # capped per kind
+    # every count shown is the true total; only the evidence is capped, and says so
+    assert res.counts() == {"lost-turn": 300} and res.shown() == {"lost-turn": 100}
+    d = res.to_dict()
+    assert d["counts"] == {"lost-turn": 300} and d["violations_total"] == 300
+    assert d["violations_shown"] == 100 and d["truncated"] is True
+
+
+def test_report_counts_are_true_totals_and_evidence_says_it_is_capped() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from harness.report import check_dict, print_check
+
+    h = H()
+    for i in range(250):
+        h.append(0, "s", f"t{i}")
+        h.read(1, "s", [])
+        h.append(0, "s", f"u{i}")
+        h.read(1, "s", [f"u{i}", f"u{i}"])  # a duplicate too, and u_i lost from later reads
+    res = check(h.events)
+    counts = res.counts()
+    assert counts["lost-turn"] > 100 and counts["duplicate-turn"] == 250
+    d = check_dict(res)
+    assert d["counts"] == counts and d["violations_total"] == sum(counts.values())
+    assert d["truncated"] is True and d["violations_shown"] == len(d["violations"]) <= 200
+    assert {v["kind"] for v in d["violations"]} == set(counts)  # every kind keeps evidence
+    out = StringIO()
+    print_check(res, Console(file=out, width=200, highlight=False))
+    text = out.getvalue()
+    assert f"FAIL: {sum(counts.values())} violations" in text
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("duplicate-turn"))
+    assert row.replace("│", " ").split()[1:3] == ["250", "100"], row  # true count, then how many carry evidence
+    assert "true totals" in text
+
+
+def test_exact_mode_does_not_recount_a_session_whose_evidence_was_capped() -> None:
+    h = H()
+    for s, n in (("s1", 150), ("s2", 5)):  # s2's lost turns come past the per-kind cap
+        for i in range(n):
+            h.append(0, s, f"{s}-t{i}")
+            h.read(1, s, [])
+    fast = check(h.events)
+    assert fast.counts() == {"lost-turn": 155}
+    assert {v.session for v in fast.violations} == {"s1"}
+    assert check(h.events, exact=True, budget_s=10).counts() == {"lost-turn": 155}

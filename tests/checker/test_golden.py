@@ -28,6 +28,8 @@ def test_golden_history(name: str) -> None:
         assert v.events and v.message.endswith(".")
     exact = check_exact(read_history(GOLDEN / name), budget_s=10)
     assert exact.valid is want["valid"]
+    if "cross-session-bleed" not in want["kinds"]:  # one session at a time: "phantom" there
+        assert exact.counts() == want["kinds"], [v.message for v in exact.violations]
 
 
 def test_every_golden_file_has_an_expectation() -> None:

@@ -152,6 +152,48 @@ def reordered_turns() -> H:
     return h
 
 
+def back_dated_turn() -> H:
+    """The store orders turns by a timestamp taken before the write waits for the lock: a
+    turn committed late shows up behind a turn an earlier read already showed without it."""
+    h = H()
+    h.append(0, "conv-1", "w0:1 hello")
+    h.inv(1, "append", "conv-1", "w1:1 stamped early, committed late")
+    h.append(2, "conv-1", "w2:1 stamped later, committed first")
+    h.read(0, "conv-1", ["w0:1 hello", "w2:1 stamped later, committed first"])
+    h.ok(1)
+    h.read(0, "conv-1", ["w0:1 hello", "w1:1 stamped early, committed late",
+                         "w2:1 stamped later, committed first"])
+    h.read("final", "conv-1", ["w0:1 hello", "w1:1 stamped early, committed late",
+                               "w2:1 stamped later, committed first"])
+    return h
+
+
+def incompatible_order() -> H:
+    """The same store, but the two reads overlap: which came first, and so whether a turn
+    was back-dated or lost, the history cannot tell."""
+    h = H()
+    h.append(0, "conv-1", "w0:1 hello")
+    h.inv(1, "append", "conv-1", "w1:1 stamped early, committed late")
+    h.append(2, "conv-1", "w2:1 stamped later, committed first")
+    h.inv(3, "read", "conv-1")
+    h.read(0, "conv-1", ["w0:1 hello", "w2:1 stamped later, committed first"])
+    h.ok(1)
+    h.ok(3, ["w0:1 hello", "w1:1 stamped early, committed late",
+             "w2:1 stamped later, committed first"])
+    return h
+
+
+def reused_snapshot_id() -> H:
+    """Snapshot ids drawn from a per-process counter: two workers get the same id."""
+    h = H()
+    h.append(0, "conv-1", "w0:1 plan A")
+    h.snapshot(0, "conv-1", "snap-1")
+    h.append(1, "conv-1", "w1:1 plan B")
+    h.snapshot(1, "conv-1", "snap-1")
+    h.list("final", "conv-1", ["snap-1"])
+    return h
+
+
 def unreadable() -> H:
     h = H()
     h.append(0, "conv-1", "w0:1 a")
@@ -174,6 +216,11 @@ CASES = {
     "phantom-turn": (phantom_turn, {"valid": False, "kinds": {"phantom-turn": 1}}),
     "reordered-turns": (reordered_turns, {"valid": False, "kinds": {"reordered-turns": 1}}),
     "unreadable": (unreadable, {"valid": False, "kinds": {"unreadable": 1}}),
+    "back-dated-turn": (back_dated_turn, {"valid": False, "kinds": {"back-dated-turn": 1}}),
+    "incompatible-order": (incompatible_order,
+                           {"valid": False, "kinds": {"incompatible-order": 1}}),
+    "reused-snapshot-id": (reused_snapshot_id,
+                           {"valid": False, "kinds": {"reused-snapshot-id": 1}}),
 }
 
 

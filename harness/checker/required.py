@@ -1,4 +1,4 @@
-"""Pass 2 of the fast checker: turns a read must contain, and turns it must not.
+"""Required turns: the turns each read must contain, and those it must not.
 
 A turn ``t`` has a *witness*: its append's ok, or the first read that showed it, whichever
 completed first. ``P(t)`` is when the witness completed (t was in the session by then) and
@@ -23,33 +23,34 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable
 from operator import itemgetter
 
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import INF, NEG, describe, short
-from harness.checker.paths import BAD, PathTree
+from harness.checker.order_tree import BAD, OrderTree
 from harness.checker.rollbacks import Rollback, RollbackIndex
 from harness.checker.turns import COMP, INV, LO
 from harness.history import Event
 
-__all__ = ["Presence"]
+__all__ = ["RequiredTurns"]
 
 _token = itemgetter(1)
-#: See :meth:`Presence._plan`.
+#: See :meth:`RequiredTurns._plan`.
 _Plan = tuple[int, list[Rollback], int, "frozenset[str] | None", "set[str] | None"]
 #: A read missing more turns than this is reported once, for the read.
 _PER_TOKEN = 3
 
 
-class Presence:
-    """Pass 2 over one session; :meth:`check` reports what it finds."""
+class RequiredTurns:
+    """The required-turns check of one session (after its :class:`OrderTree` is built);
+    :meth:`check` reports what it finds."""
 
     def __init__(
-        self, session: str, tree: PathTree, rbi: RollbackIndex | None, rep: Reporter
+        self, session: str, tree: OrderTree, rbi: RollbackIndex | None, found: Evidence
     ) -> None:
         self.session = session
         self.tree = tree
         self.recs = tree.turns.recs
         self.rbi = rbi if rbi else None
-        self.rep = rep
+        self.found = found
         self.P: dict[str, int] = {}
         self.W: dict[str, int] = {}
         self.seen_by: dict[str, int] = {}
@@ -122,7 +123,7 @@ class Presence:
     # -- the reads --------------------------------------------------------------------------
 
     def check(self) -> None:
-        """Check every read of the session that pass 1 did not already reject."""
+        """Check every read of the session that the order tree did not already reject."""
         if self.rbi is None:
             self._check_without_rollbacks()
             return
@@ -211,7 +212,7 @@ class Presence:
         return [rec[INV], comp2], f"was acknowledged by {describe(comp2 or rec[INV])}"
 
     def _lost(self, rno: int, miss: list[str], last: Rollback | None) -> None:
-        miss = [t for t in miss if not self.rep.has("lost-turn", self.session, t)]
+        miss = [t for t in miss if not self.found.has("lost-turn", self.session, t)]
         if not miss:
             return
         miss.sort(key=self.W.__getitem__)
@@ -227,7 +228,7 @@ class Presence:
         for t in report:
             wev, wsay = self._witness_events(t)
             more = f" (nor {len(miss) - 1} other such turns)" if len(report) < len(miss) else ""
-            self.rep.add(
+            self.found.add(
                 "lost-turn",
                 self.session,
                 t,
@@ -237,27 +238,27 @@ class Presence:
                 blame=comp,
             )
         for t in miss[len(report):]:
-            self.rep.reserve("lost-turn", self.session, t)
+            self.found.reserve("lost-turn", self.session, t)
 
     def _bad_rollback(self, rno: int, miss: Collection[str], cands: list[Rollback]) -> None:
         """One violation per turn first found missing this way; a turn already reported
         lost (missing before the rollback was involved) is that problem, not a new one."""
-        rep, s = self.rep, self.session
+        found, s = self.found, self.session
         miss = [t for t in miss
-                if not rep.has("lost-turn", s, t) and not rep.has("bad-rollback", s, ("turn", t))]
+                if not found.has("lost-turn", s, t) and not found.has("bad-rollback", s, ("turn", t))]
         if not miss:
             return
         inv, comp, _ = self.tree.obs[rno]
         t = miss[0]
         for other in miss[1:]:
-            rep.reserve("bad-rollback", s, ("turn", other))
+            found.reserve("bad-rollback", s, ("turn", other))
         wev, wsay = self._witness_events(t)
         rbs = "; ".join(self._say_rollback(c) for c in cands[:3])
         more = f" (and {len(miss) - 1} more turns)" if len(miss) > 1 else ""
         evs: list[Event | None] = [*wev, inv, comp]
         for c in cands[:3]:
             evs += [c[3], c[4], *self._snap_events(c)]
-        self.rep.add(
+        self.found.add(
             "bad-rollback",
             self.session,
             ("turn", t),
@@ -274,7 +275,7 @@ class Presence:
         snap = self.rbi.snapshot_of(rb) if self.rbi else None
         rec = self.recs[t]
         sev = snap[1] if snap is not None else None
-        self.rep.add(
+        self.found.add(
             "bad-rollback",
             self.session,
             ("read", comp.index),

@@ -15,10 +15,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.checker.model import INIT, Op, State, step
+from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
-__all__ = ["Outcome", "search"]
+__all__ = ["Outcome", "linearize"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,14 +28,14 @@ class Outcome:
     the model state there and ``depth`` how many ops had been placed."""
 
     ok: bool | None
-    stuck: Op | None = None
+    stuck: ModelOp | None = None
     state: State | None = None
     depth: int = 0
     explored: int = 0
 
 
 class _Search:
-    def __init__(self, ops: Sequence[Op]) -> None:
+    def __init__(self, ops: Sequence[ModelOp]) -> None:
         entries: list[tuple[int, int, int]] = []
         for n, op in enumerate(ops):
             entries.append((op.lo, 0, n))
@@ -79,7 +79,7 @@ class _Search:
             self.remaining += 1
 
 
-def search(ops: Sequence[Op], deadline: float) -> Outcome:
+def linearize(ops: Sequence[ModelOp], deadline: float) -> Outcome:
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline``
     (a ``time.monotonic()`` value)."""
     s = _Search(ops)

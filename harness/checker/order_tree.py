@@ -1,4 +1,4 @@
-"""Pass 1 of the fast checker: the tree of turns that every read of a session is a path of.
+"""The order tree: the tree of turns that every read of a correct store's session is a path of.
 
 The invariant it rests on (tokens unique, appends, snapshots and rollbacks atomic): the
 turns that precede turn ``t`` in *any* state that contains ``t`` are exactly the state just
@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
-from harness.checker.evidence import Reporter
+from harness.checker.evidence import Evidence
 from harness.checker.ops import NEG, Pair, describe, short
 from harness.checker.turns import COMP, HI, INV, LO, ROLE, AppendRec, Owners, TurnIndex
 from harness.history import Event
 
-__all__ = ["BAD", "CLEAN", "CONFLICT", "Obs", "PathTree", "read_tokens"]
+__all__ = ["BAD", "CLEAN", "CONFLICT", "Obs", "OrderTree", "read_tokens"]
 
 _token = itemgetter(1)
 #: A read with at most this many turns new to the tree skips the general slow path.
@@ -67,18 +67,19 @@ def _quick_tokens(v: object) -> list[Any] | None:
         return None
 
 
-class PathTree:
+class OrderTree:
     """Builds the session's tree from its reads (:meth:`build`) and reports what a read
     proves on its own: ``unreadable``, ``duplicate-turn``, ``phantom-turn``,
     ``cross-session-bleed`` and ``reordered-turns`` against real time. Disagreements
-    between reads are kept in ``conflicts`` and reported by :meth:`report_conflicts`
-    after pass 2, unless a more precise violation already blames one of the reads."""
+    between reads are kept in ``conflicts`` and reported by
+    :func:`~harness.checker.conflicts.report_conflicts` after the required turns are
+    checked, unless a more precise violation already blames one of the reads."""
 
-    def __init__(self, session: str, turns: TurnIndex, owners: Owners, rep: Reporter) -> None:
+    def __init__(self, session: str, turns: TurnIndex, owners: Owners, found: Evidence) -> None:
         self.session = session
         self.turns = turns
         self.owners = owners
-        self.rep = rep
+        self.found = found
         self.nodes: dict[str, Node] = {}
         self.obs: list[Obs] = []
         self.status: list[int] = []
@@ -88,11 +89,11 @@ class PathTree:
         #: objects (whose tokens have their hashes cached: later set operations are cheap).
         self._prefix: list[Any] = []
         #: token -> ``(W, P, read number)`` for a turn first shown by a read that completed
-        #: before its append did (see :mod:`~harness.checker.presence`).
+        #: before its append did (see :mod:`~harness.checker.required`).
         self.read_witness: dict[str, tuple[int, int, int]] = {}
 
     def build(self, reads: Sequence[Pair]) -> None:
-        """Pass 1 over the session's reads (in completion order)."""
+        """Grow the tree from the session's reads (in completion order)."""
         obs, status, nodes = self.obs, self.status, self.nodes
         degraded = self.turns.ambiguous
         for inv, comp in reads:
@@ -190,7 +191,7 @@ class PathTree:
 
     def _seen_first(self, tok: str, rec: AppendRec, inv: Event, comp: Event, rno: int) -> None:
         """The first read showing ``tok`` completed before its append did (or the append's
-        outcome is unknown): that read is the turn's witness (see ``presence``)."""
+        outcome is unknown): that read is the turn's witness (see :mod:`~harness.checker.required`)."""
         self.read_witness[tok] = (inv.time if inv.time > rec[LO] else rec[LO], comp.time, rno)
 
     # -- the slow path: a read with turns new to the tree ---------------------------------
@@ -278,7 +279,7 @@ class PathTree:
             if n > 1 and n > self.turns.allowed(tok):
                 bad.add(tok)
                 app = self.turns.recs.get(tok)
-                self.rep.add(
+                self.found.add(
                     "duplicate-turn",
                     self.session,
                     tok,
@@ -324,7 +325,7 @@ class PathTree:
     # -- reporting ------------------------------------------------------------------------
 
     def _unreadable(self, inv: Event, comp: Event, what: str) -> None:
-        self.rep.add(
+        self.found.add(
             "unreadable",
             self.session,
             ("read", comp.index),
@@ -333,13 +334,13 @@ class PathTree:
             blame=comp,
         )
 
-    def _phantom(self, inv: Event, comp: Event, tok: str, why: str, app: Event | None) -> None:
-        self.rep.add(
+    def _phantom(self, inv: Event, comp: Event, tok: str, why: str, *app: Event | None) -> None:
+        self.found.add(
             "phantom-turn",
             self.session,
             tok,
             f"The read by {describe(comp)} shows turn {short(tok)} {why}.",
-            [app, inv, comp],
+            [*app, inv, comp],
             blame=comp,
         )
 
@@ -349,7 +350,7 @@ class PathTree:
         other = self.owners.of(tok)
         if other is not None:
             name, (ainv, acomp) = other
-            self.rep.add(
+            self.found.add(
                 "cross-session-bleed",
                 self.session,
                 tok,
@@ -362,9 +363,9 @@ class PathTree:
         failed = self.turns.failed.get(tok)
         if failed is not None:
             why = f"although its append by {describe(failed[0])} failed"
-            self._phantom(inv, comp, tok, why, failed[1] or failed[0])
+            self._phantom(inv, comp, tok, why, *failed)
         else:
-            self._phantom(inv, comp, tok, "that nobody appended", None)
+            self._phantom(inv, comp, tok, "that nobody appended")
 
     def _order(self, inv: Event, comp: Event, toks: list[str], i: int) -> None:
         recs = self.turns.recs
@@ -375,7 +376,7 @@ class PathTree:
         if a is None:  # defensive: ``ml`` always comes from an appended turn before ``t``
             return
         ra, rt = recs[a], recs[t]
-        self.rep.add(
+        self.found.add(
             "reordered-turns",
             self.session,
             (a, t),
