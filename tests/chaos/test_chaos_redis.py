@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from chaoslib import CHAOS, faults_of
 
+from harness.backends.redis import ManagedRedis
 from harness.history import read_history
 from harness.result import RunResult
 from harness.runner.coordinator import run
 from harness.scenario import RedisSpec, load_scenario
 from harness.stores import BUILTINS
-from harness.targets import ManagedRedis
 
 ALL = ("kill", "pause", "disconnect", "restart")
 NO_ROLLBACK = {"append": 8, "read": 4, "snapshot": 1, "list_snapshots": 1}

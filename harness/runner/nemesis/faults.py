@@ -16,11 +16,14 @@ from typing import Any
 import psutil
 import redis
 
+from harness.backends.base import Target
+from harness.backends.redis import ManagedRedis
+from harness.backends.sqlite import SqliteTarget
 from harness.errors import InputError
 from harness.history import HistoryWriter
 from harness.runner.nemesis.board import Board
 from harness.runner.nemesis.redis_link import ServerLink
-from harness.targets import ManagedRedis, SqliteTarget, Target, set_pdeathsig
+from harness.runner.procs import set_pdeathsig
 
 __all__ = ["APPLIES", "DESTRUCTIVE", "Nemesis", "Slots", "check_faults", "hold_lock"]
 

@@ -33,8 +33,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.backends.sqlite import SqliteTarget
 from harness.runner.nemesis.faults import Nemesis
-from harness.targets import SqliteTarget, set_pdeathsig
+from harness.runner.procs import set_pdeathsig
 
 __all__ = ["SteppedNemesis", "Stepping", "serve_lock"]
 
