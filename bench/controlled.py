@@ -31,6 +31,7 @@ from typing import Any
 
 import multiprocess
 
+from harness.backends.redis import ManagedRedis
 from harness.checker import check
 from harness.history import HistoryWriter, merge, read_log
 from harness.plan import Op, make_plan
@@ -41,7 +42,6 @@ from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, RedisSpec, Scenario, load_scenario
 from harness.scenario_control import ControlSpec
 from harness.stores import BUILTINS, open_store
-from harness.targets import ManagedRedis
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 RACES = {"zoo.redis-rmw-append": "redis-append-race.toml",

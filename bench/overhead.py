@@ -49,13 +49,14 @@ from typing import Any
 
 import multiprocess
 
+from harness.backends.redis import ManagedRedis
+from harness.backends.sqlite import SqliteTarget
 from harness.history import HistoryWriter
 from harness.plan import Op, make_plan
 from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, Scenario
 from harness.stores import BUILTINS, open_store
 from harness.stores.sqlite import SqliteStore
-from harness.targets import ManagedRedis, SqliteTarget
 
 WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 STORES = ("sqlite", "redis", "sqlite-durable", "redis-durable")

@@ -227,8 +227,10 @@ def validate(sc: Scenario) -> Scenario:
     _need(sc.seed is None or (isinstance(sc.seed, int) and sc.seed >= 0), src,
           f"seed must be a non-negative integer, got {sc.seed!r}")
     _need(isinstance(sc.store, str) and bool(sc.store), src, "store must be a non-empty string")
-    _need(sc.backend in (None, "sqlite", "redis"), src,
-          f"backend must be 'sqlite' or 'redis', got {sc.backend!r}")
+    from harness.backends import NAMES
+
+    _need(sc.backend is None or sc.backend in NAMES, src,
+          f"backend must be {' or '.join(map(repr, NAMES))}, got {sc.backend!r}")
     _need(sc.start_method in START_METHODS, src,
           f"start_method must be one of {', '.join(START_METHODS)}, got {sc.start_method!r}")
     from harness.stores.base import ALL_CAPABILITIES

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.targets import ManagedRedis, find_redis_server
+from harness.backends.redis import ManagedRedis, find_redis_server
 
 
 @pytest.fixture(scope="session")

@@ -60,7 +60,7 @@ class Timed(Protocol):
 
     @property
     def target(self) -> Any:
-        """The run's target (:mod:`harness.targets`): the SQLite file or the Redis server."""
+        """The run's target (:mod:`harness.backends`): the SQLite file or the Redis server."""
         ...
 
     @property

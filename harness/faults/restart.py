@@ -33,7 +33,7 @@ class Restart:
     for_steps: int | None = None
 
     def at_time(self, fault: Fault, nemesis: Timed) -> None:
-        from harness.targets import ManagedRedis
+        from harness.backends.redis import ManagedRedis
 
         target, link = nemesis.target, nemesis.link
         nemesis.log(fault, phase="start", pids=list(getattr(target, "pids", [])))

@@ -17,6 +17,7 @@ from typing import Any
 
 import multiprocess
 
+from harness.backends import Target, make_target
 from harness.checker import check
 from harness.errors import InputError, TargetError
 from harness.history import Event, merge, read_log, write_history
@@ -28,7 +29,6 @@ from harness.runner.supervise import Supervisor
 from harness.runner.worker import WorkerSpec, log_path, run_worker
 from harness.scenario import Scenario
 from harness.stores.registry import StoreInfo, resolve
-from harness.targets import Target, make_target
 
 __all__ = ["GRACE_S", "run"]
 

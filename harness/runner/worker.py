@@ -4,18 +4,20 @@ Each op is logged as ``invoke`` before it starts and ``ok`` / ``fail`` / ``info`
 (see :mod:`harness.history`). What an exception means is decided by :func:`classify`:
 
 - writes (append, snapshot, rollback): ``fail`` only when the op *definitely* did not take
-  effect (an unknown snapshot id, an SQLite error, which rolls the transaction back, a
-  Redis error reply); anything else (connection lost, timeout, an unexpected exception) is
-  ``info``, since it may have taken effect;
+  effect (an unknown snapshot id, or what a backend says is a definite failure: an SQLite
+  error, which rolls the transaction back, a Redis error reply); anything else (connection
+  lost, timeout, an unexpected exception) is ``info``, since it may have taken effect;
 - reads (read, list_snapshots): ``info`` when the infrastructure failed (connection,
-  timeout, a locked database), proving nothing; ``fail`` when the store raised anything
-  else or returned malformed data, which the checker reports as ``unreadable``.
+  timeout, or what a backend calls transient: a locked database), proving nothing;
+  ``fail`` when the store raised anything else or returned malformed data, which the
+  checker reports as ``unreadable``.
+
+Every backend is asked, not only the run's: a store may use any driver.
 """
 
 from __future__ import annotations
 
 import signal
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,18 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import redis
 
+from harness.backends import backends
 from harness.history import TOKEN_INLINE, HistoryWriter, turn_token
 from harness.plan import Op
+from harness.runner.procs import set_pdeathsig
 from harness.stores.base import MemoryStore
 from harness.stores.registry import StoreInfo, open_store
-from harness.targets import set_pdeathsig
 
 __all__ = ["WorkerSpec", "classify", "execute", "run_worker"]
 
 WRITES = frozenset({"append", "snapshot", "rollback"})
-_TRANSIENT = (redis.ConnectionError, redis.TimeoutError, ConnectionError, TimeoutError, OSError)
+_TRANSIENT = (ConnectionError, TimeoutError, OSError)  # whatever the driver
 
 
 class MalformedRead(Exception):
@@ -62,11 +64,10 @@ def classify(f: str, exc: BaseException) -> tuple[str, str]:
     """(completion type, error string) for an exception raised by op ``f``."""
     error = f"{type(exc).__name__}: {exc}"[:500]
     if f in WRITES:
-        definite = isinstance(exc, LookupError | sqlite3.Error) or (
-            isinstance(exc, redis.ResponseError) and "script" not in str(exc).lower()
-        )
+        definite = isinstance(exc, LookupError) or any(
+            b.definitely_failed(exc) for b in backends())
         return ("fail" if definite else "info"), error
-    transient = isinstance(exc, (*_TRANSIENT, sqlite3.OperationalError))
+    transient = isinstance(exc, _TRANSIENT) or any(b.transient(exc) for b in backends())
     return ("info" if transient else "fail"), error
 
 

@@ -1,6 +1,6 @@
 """The ``MemoryStore`` protocol every store under test implements, and its capabilities.
 
-Contract (DESIGN.md): ``history`` returns ``[(role, content), ...]`` oldest first;
+Contract: ``history`` returns ``[(role, content), ...]`` oldest first;
 ``snapshot`` returns a new id; ``rollback`` makes the turns what they were at that
 snapshot and never removes snapshots, raising ``LookupError`` (``SnapshotNotFound``,
 ``KeyError``) for an id it does not know; ``snapshots`` lists the session's ids.

@@ -3,7 +3,13 @@
 Appends are one ``RPUSH`` (atomic on the server); snapshot and rollback are Lua scripts,
 so each runs as one atomic step. Every key lives under the run's namespace. The client
 does not retry: redis-py 8 retries 10 times by default, which hides injected faults and
-can apply a non-idempotent RPUSH twice (LIBRARY-FACTS.md).
+can apply a non-idempotent RPUSH twice.
+
+What the zoo builds on: :func:`client` (no hidden retries), :func:`encode_turn` and
+:func:`decode_turn` (one list element per turn), :data:`SNAPSHOT_SCRIPT` and
+:data:`ROLLBACK_SCRIPT`, and :class:`RedisStore`, whose ``connect`` (the client it uses)
+and ``_k`` (the key of a session's ``turns``, ``snaps``, ``snap:<id>``...) a subclass may
+override.
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import SnapshotNotFound
+from harness.stores.declare import Declared
 
-__all__ = ["RedisStore", "client", "decode_turn", "encode_turn"]
+__all__ = ["ROLLBACK_SCRIPT", "SNAPSHOT_SCRIPT", "STORE", "RedisStore", "client", "decode_turn",
+           "encode_turn"]
 
-_SNAPSHOT = """
+#: KEYS: turns, snaps, snapseq; ARGV: the prefix of snapshot keys. Copies the turns to
+#: ``<prefix><id>`` for a new id, lists the id, returns it.
+SNAPSHOT_SCRIPT = """
 local id = tostring(redis.call('INCR', KEYS[3]))
 local turns = redis.call('LRANGE', KEYS[1], 0, -1)
 local skey = ARGV[1] .. id
@@ -29,7 +39,9 @@ redis.call('RPUSH', KEYS[2], id)
 return id
 """
 
-_ROLLBACK = """
+#: KEYS: turns, snaps; ARGV: the prefix of snapshot keys, the id. Replaces the turns by the
+#: snapshot's; an error reply ``SnapshotNotFound <id>`` for an id not in ``snaps``.
+ROLLBACK_SCRIPT = """
 if not redis.call('LPOS', KEYS[2], ARGV[2]) then
   return redis.error_reply('SnapshotNotFound ' .. ARGV[2])
 end
@@ -66,9 +78,13 @@ class RedisStore:
 
     def __init__(self, url: str, namespace: str = "harness") -> None:
         self.ns = namespace or "harness"
-        self.r = client(url)
-        self._snapshot = self.r.register_script(_SNAPSHOT)
-        self._rollback = self.r.register_script(_ROLLBACK)
+        self.r = self.connect(url)
+        self._snapshot = self.r.register_script(SNAPSHOT_SCRIPT)
+        self._rollback = self.r.register_script(ROLLBACK_SCRIPT)
+
+    def connect(self, url: str) -> redis.Redis:
+        """The client this store uses: :func:`client` (decoded replies, no retries)."""
+        return client(url)
 
     def _k(self, session: str, what: str) -> str:
         return f"{self.ns}:{session}:{what}"
@@ -98,3 +114,7 @@ class RedisStore:
 
     def close(self) -> None:
         self.r.close()
+
+
+STORE = Declared(name="redis", factory="RedisStore", backend="redis",
+                 description="reference Redis store (RPUSH appends, Lua snapshot and rollback)")

@@ -1,85 +1,98 @@
 """Resolving a store spec: built-in short names, or ``package.module:factory``.
 
-The factory is imported and called **inside each worker** as ``factory(url, namespace=ns)``
-(``namespace`` only if the factory accepts it). A factory (or the class it is) may carry
-``backend = "sqlite" | "redis"`` and ``capabilities = {...}`` attributes.
+``BUILTINS`` is derived from the store modules themselves: each built-in store's module
+declares it (:class:`harness.stores.declare.Declared`), so adding a store is adding its
+module. The factory is imported and called **inside each worker** as
+``factory(url, namespace=ns)`` (``namespace`` only if the factory accepts it). A user's
+factory (or the class it is) may carry ``backend = "sqlite" | "redis"`` and
+``capabilities = {...}`` attributes.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
 from typing import Any
 
+from harness.backends import NAMES
 from harness.errors import StoreSpecError
 from harness.stores.base import ALL_CAPABILITIES, OPS, MemoryStore
+from harness.stores.declare import Declared
 
-__all__ = ["BUILTINS", "StoreInfo", "open_store", "resolve"]
+__all__ = ["PACKAGES", "StoreInfo", "builtins", "open_store", "resolve"]  # and BUILTINS, lazily
 
 
 @dataclass(frozen=True, slots=True)
 class StoreInfo:
-    """What the harness knows of a store before any worker opens it."""
+    """What the harness knows of a store before any worker opens it. For a built-in store
+    the fields after ``capabilities`` come from its :class:`~harness.stores.declare.Declared`
+    record (``story``: the second paragraph of its module's docstring)."""
 
     spec: str
     target: str  # "package.module:attr"
-    backend: str | None  # "sqlite", "redis", or None when the spec does not say
+    backend: str | None  # a name of harness.backends.NAMES, or None when the spec does not say
     description: str = ""
     capabilities: frozenset[str] = field(default=ALL_CAPABILITIES)
     expected: str | None = None  # for the zoo: the violation kind that catches it
+    story: str = ""
+    scenario: str | None = None  # for the zoo: the shipped scenario file that catches it
+    fault: str | None = None  # for the zoo: the fault that exposes it (None: concurrency)
+    also_caught_as: tuple[str, ...] = ()
+    also_exposed_by: tuple[str, ...] = ()
 
 
-_Z = "harness.stores.zoo."
-BUILTINS: dict[str, StoreInfo] = {
-    s.spec: s
-    for s in (
-        StoreInfo("sqlite", "harness.stores.sqlite:SqliteStore", "sqlite",
-                  "reference SQLite store (WAL, BEGIN IMMEDIATE, snapshot tables)"),
-        StoreInfo("redis", "harness.stores.redis:RedisStore", "redis",
-                  "reference Redis store (RPUSH appends, Lua snapshot and rollback)"),
-        StoreInfo("zoo.sqlite-rollback-wipes-snapshots",
-                  _Z + "sqlite_rollback_wipes_snapshots:RollbackWipesSnapshotsStore", "sqlite",
-                  "rollback's transaction also clears the snapshots table",
-                  expected="vanished-checkpoint"),
-        StoreInfo("zoo.sqlite-max-turn-race", _Z + "sqlite_max_turn_race:MaxTurnRaceStore",
-                  "sqlite", "next turn number read as MAX+1 outside the write transaction",
-                  expected="lost-turn"),
-        StoreInfo("zoo.redis-rmw-append", _Z + "redis_rmw_append:RmwAppendStore", "redis",
-                  "append is GET, modify, SET of one JSON value (read-modify-write race)",
-                  expected="lost-turn"),
-        StoreInfo("zoo.redis-pickle-empty", _Z + "redis_pickle_empty:PickleEmptyStore",
-                  "redis", "a pickle that fails to load reads back as an empty history",
-                  expected="lost-turn"),
-        StoreInfo("zoo.redis-shared-key", _Z + "redis_shared_key:SharedKeyStore", "redis",
-                  "the history key ignores the session", expected="cross-session-bleed"),
-        StoreInfo("zoo.redis-unflushed-pipeline",
-                  _Z + "redis_unflushed_pipeline:UnflushedPipelineStore", "redis",
-                  "appends acknowledged before their pipeline is executed",
-                  expected="lost-turn"),
-        # Bugs that only a fault exposes (harness.runner.nemesis; scenarios/chaos-*.toml):
-        StoreInfo("zoo.sqlite-crash-resume", _Z + "sqlite_crash_resume:CrashResumeStore",
-                  "sqlite", "crash recovery at start-up restores the last checkpoint (kill)",
-                  expected="lost-turn"),
-        StoreInfo("zoo.sqlite-swallow-full", _Z + "sqlite_swallow_full:SwallowFullStore",
-                  "sqlite", "append logs and swallows SQLITE_FULL (disk-full)",
-                  expected="lost-turn"),
-        StoreInfo("zoo.sqlite-locked-write-behind",
-                  _Z + "sqlite_locked_write_behind:LockedWriteBehindStore", "sqlite",
-                  "a turn that waits 500 ms for the lock is parked in memory and "
-                  "acknowledged (lock-hold)", expected="lost-turn"),
-        StoreInfo("zoo.redis-lease-ttl", _Z + "redis_lease_ttl:LeaseTtlStore", "redis",
-                  "a 200 ms lock lease guards read-modify-write appends (pause)",
-                  expected="lost-turn"),
-        StoreInfo("zoo.redis-retry-append", _Z + "redis_retry_append:RetryAppendStore",
-                  "redis", "redis-py's default retry re-sends an RPUSH whose reply was lost "
-                  "(disconnect)", expected="duplicate-turn"),
-        StoreInfo("zoo.redis-offline-buffer", _Z + "redis_offline_buffer:OfflineBufferStore",
-                  "redis", "while Redis refuses connections, turns are buffered in memory and "
-                  "acknowledged (restart)", expected="reordered-turns"),
-    )
-}
+#: The packages whose modules may declare a built-in store (``STORE = Declared(...)``).
+PACKAGES = ("harness.stores", "harness.stores.zoo")
+
+
+@cache
+def builtins() -> dict[str, StoreInfo]:
+    """Every built-in store by name, from the modules of :data:`PACKAGES` that declare one
+    (importing them on the first call): reference stores first, then the zoo stores that
+    concurrency alone exposes, then those a fault exposes; by backend, then name."""
+    found: dict[str, StoreInfo] = {}
+    for package in PACKAGES:
+        for m in pkgutil.iter_modules(importlib.import_module(package).__path__):
+            if m.ispkg or m.name.startswith("_"):
+                continue
+            module = importlib.import_module(f"{package}.{m.name}")
+            declared = getattr(module, "STORE", None)
+            if not isinstance(declared, Declared):
+                continue
+            if declared.name in found:
+                raise StoreSpecError(f"built-in store {declared.name!r} is declared twice "
+                                     f"({found[declared.name].target}, {module.__name__})")
+            found[declared.name] = _info(module, declared)
+    return dict(sorted(found.items(), key=lambda kv: _order(kv[1])))
+
+
+def _info(module: ModuleType, d: Declared) -> StoreInfo:
+    if d.backend not in NAMES or not callable(getattr(module, d.factory, None)):
+        raise StoreSpecError(f"{module.__name__}: STORE names backend {d.backend!r} and "
+                             f"factory {d.factory!r}; one of them does not exist")
+    paragraphs = (module.__doc__ or "").strip().split("\n\n")
+    story = " ".join(paragraphs[1].split()) if len(paragraphs) > 1 else ""
+    return StoreInfo(d.name, f"{module.__name__}:{d.factory}", d.backend, d.description,
+                     d.capabilities, d.expected, story, d.scenario, d.fault,
+                     d.also_caught_as, d.also_exposed_by)
+
+
+def _order(info: StoreInfo) -> tuple[int, int, str]:
+    group = 0 if info.expected is None else 1 if info.fault is None else 2
+    return group, NAMES.index(info.backend or ""), info.spec
+
+
+def __getattr__(name: str) -> dict[str, StoreInfo]:
+    # ``BUILTINS`` is built on first use: importing this module (as the result record
+    # does) must not import every store and its driver.
+    if name == "BUILTINS":
+        return builtins()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _load(target: str, spec: str) -> Callable[..., Any]:
@@ -106,8 +119,9 @@ def resolve(spec: str) -> StoreInfo:
     """A spec -> its StoreInfo, importing a user's factory to read its attributes.
 
     Raises StoreSpecError (exit 2) for an unknown name or an unimportable factory."""
-    if spec in BUILTINS:
-        return BUILTINS[spec]
+    known = builtins()
+    if spec in known:
+        return known[spec]
     factory = _load(spec, spec)
     caps = getattr(factory, "capabilities", None)
     capabilities = frozenset(caps) & ALL_CAPABILITIES if caps is not None else ALL_CAPABILITIES

@@ -1,9 +1,13 @@
 """The reference SQLite store: correct under concurrent processes.
 
 WAL journal, a busy timeout, ``BEGIN IMMEDIATE`` for every read-then-write (a DEFERRED
-transaction that read and then writes fails at once when another process committed in
-between: LIBRARY-FACTS.md), and snapshots in tables of their own that rollback never
-touches.
+transaction that read and then writes fails at once with "database is locked" when another
+process committed in between, whatever the busy timeout), and snapshots in tables of their
+own that rollback never touches.
+
+What the zoo builds on: :func:`connect` (a connection in autocommit mode, WAL, schema
+made), :func:`immediate` (one ``BEGIN IMMEDIATE`` transaction), :data:`SCHEMA` (the tables)
+and :class:`SqliteStore`'s ``conn``.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from harness.errors import SnapshotNotFound
+from harness.stores.declare import Declared
 
-__all__ = ["SqliteStore", "connect", "sqlite_path"]
+__all__ = ["SCHEMA", "STORE", "SqliteStore", "connect", "immediate", "sqlite_path"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -42,7 +47,7 @@ def connect(url: str, timeout: float = 30.0) -> sqlite3.Connection:
     conn = sqlite3.connect(sqlite_path(url), timeout=timeout, isolation_level=None)
     _wal(conn, timeout)
     conn.execute("PRAGMA synchronous=NORMAL")
-    with _immediate(conn):
+    with immediate(conn):
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
                 conn.execute(stmt)
@@ -67,7 +72,10 @@ def _wal(conn: sqlite3.Connection, timeout: float) -> None:
 
 
 @contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction on ``conn`` (autocommit mode, as :func:`connect` makes it):
+    ``BEGIN IMMEDIATE`` takes the write lock before the first read, so what the block reads
+    is still true when it writes; COMMIT at the end, ROLLBACK if the block raises."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
@@ -87,7 +95,7 @@ class SqliteStore:
         self.conn = connect(url)
 
     def append(self, session: str, role: str, content: str) -> None:
-        with _immediate(self.conn):
+        with immediate(self.conn):
             (seq,) = self.conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session = ?", (session,)
             ).fetchone()
@@ -104,7 +112,7 @@ class SqliteStore:
 
     def snapshot(self, session: str) -> str:
         sid = uuid.uuid4().hex[:16]
-        with _immediate(self.conn):
+        with immediate(self.conn):
             self.conn.execute(
                 "INSERT INTO snapshots (id, session, created) "
                 "VALUES (?, ?, (SELECT COUNT(*) FROM snapshots))",
@@ -118,7 +126,7 @@ class SqliteStore:
         return sid
 
     def rollback(self, session: str, snapshot_id: str) -> None:
-        with _immediate(self.conn):
+        with immediate(self.conn):
             found = self.conn.execute(
                 "SELECT 1 FROM snapshots WHERE id = ? AND session = ?", (snapshot_id, session)
             ).fetchone()
@@ -139,3 +147,7 @@ class SqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+STORE = Declared(name="sqlite", factory="SqliteStore", backend="sqlite",
+                 description="reference SQLite store (WAL, BEGIN IMMEDIATE, snapshot tables)")

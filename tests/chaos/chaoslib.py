@@ -10,6 +10,7 @@ from typing import Any
 import psutil
 
 from harness.scenario import load_scenario
+from harness.stores import BUILTINS, StoreInfo
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 CHAOS = {"sqlite": SCENARIOS / "chaos-sqlite.toml", "redis": SCENARIOS / "chaos-redis.toml"}
@@ -32,3 +33,14 @@ def alive(pid: int, created: float) -> bool:
         return bool(p.create_time() == created and p.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
+
+
+def fault_exposed(backend: str) -> list[str]:
+    """The zoo stores of ``backend`` whose declared bug only a fault exposes, by name."""
+    return sorted(name for name, info in BUILTINS.items()
+                  if info.backend == backend and info.expected and info.fault)
+
+
+def caught_as(info: StoreInfo) -> set[str]:
+    """The violation kinds that may name a zoo store's bug, as it declares them."""
+    return {k for k in (info.expected, *info.also_caught_as) if k}

@@ -14,32 +14,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chaoslib import CHAOS, faults_of
+from chaoslib import CHAOS, caught_as, fault_exposed, faults_of
 
+from harness.backends.redis import ManagedRedis
 from harness.history import read_history
 from harness.result import RunResult
 from harness.runner.coordinator import run
 from harness.scenario import RedisSpec, load_scenario
 from harness.stores import BUILTINS
-from harness.targets import ManagedRedis
 
 ALL = ("kill", "pause", "disconnect", "restart")
 NO_ROLLBACK = {"append": 8, "read": 4, "snapshot": 1, "list_snapshots": 1}
 
-LATE = {"lost-turn", "reordered-turns"}  # a turn acknowledged now and written later
-
-#: zoo store -> (the fault that exposes it, other faults that can too, tweaks for a short
-#: run, scenario overrides, the violation kinds that may name it)
-BUGS: dict[str, tuple[str, tuple[str, ...], dict[str, Any], dict[str, Any], set[str]]] = {
+#: the zoo stores of this backend that a fault exposes, from their declarations
+BUGS = fault_exposed("redis")
+#: zoo store -> (fault tweaks, scenario overrides) that make a short run catch it (a store
+#: not listed: none)
+SHORT: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {
     # 4 s as scenarios/redis-lease.toml: 2.5 s (six pauses) missed it once in a full-suite
     # run on a clean clone, though never in 12 runs alone
-    "zoo.redis-lease-ttl": ("pause", (), {"pause": {"every": 0.4, "duration": 0.4}},
-                            {"weights": NO_ROLLBACK, "sessions": 6, "duration": 4.0},
-                            {"lost-turn"}),
-    # a server killed after it applied an RPUSH and before the reply does it too, rarely
-    "zoo.redis-retry-append": ("disconnect", ("restart",), {"disconnect": {"every": 0.1}},
-                               {"weights": NO_ROLLBACK}, {"duplicate-turn"}),
-    "zoo.redis-offline-buffer": ("restart", (), {"restart": {"every": 1.0}}, {}, LATE),
+    "zoo.redis-lease-ttl": ({"pause": {"every": 0.4, "duration": 0.4}},
+                            {"weights": NO_ROLLBACK, "sessions": 6, "duration": 4.0}),
+    "zoo.redis-retry-append": ({"disconnect": {"every": 0.1}}, {"weights": NO_ROLLBACK}),
+    "zoo.redis-offline-buffer": ({"restart": {"every": 1.0}}, {}),
 }
 
 
@@ -75,20 +72,22 @@ def test_restart_without_persistence_loses_acknowledged_turns(
     assert "lost-turn" in res.result.counts(), res.result.counts()
 
 
-@pytest.mark.parametrize("store", sorted(BUGS))
+@pytest.mark.parametrize("store", BUGS)
 def test_zoo_bug_is_caught_under_its_fault(store: str, chaos: Callable[..., RunResult]) -> None:
-    kind, _, tweak, over, kinds = BUGS[store]
-    assert BUILTINS[store].expected in kinds
-    res = chaos("redis", store, faults_of("redis", [kind], tweak), seed=2, **over)
+    info = BUILTINS[store]
+    assert info.fault in ALL, "the chaos scenario must hold the fault that exposes it"
+    tweak, over = SHORT.get(store, ({}, {}))
+    res = chaos("redis", store, faults_of("redis", [info.fault], tweak), seed=2, **over)
     assert res.exit_code == 1, (res.result.counts(), res.stats["faults"]["kinds"])
-    assert kinds & set(res.result.counts()), res.result.counts()
+    assert caught_as(info) & set(res.result.counts()), res.result.counts()
 
 
-@pytest.mark.parametrize("store", sorted(BUGS))
+@pytest.mark.parametrize("store", BUGS)
 def test_zoo_bug_stays_hidden_under_the_other_faults(
         store: str, chaos: Callable[..., RunResult]) -> None:
-    kind, also, _, over, _ = BUGS[store]
-    others = [k for k in ALL if k != kind and k not in also]
+    info = BUILTINS[store]
+    _, over = SHORT.get(store, ({}, {}))
+    others = [k for k in ALL if k != info.fault and k not in info.also_exposed_by]
     res = chaos("redis", store, faults_of("redis", others), seed=2, **over)
     assert res.result.violations == (), [v.message for v in res.result.violations[:3]]
     assert res.stats["faults"]["applied"] >= 1

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from chaoslib import faults_of
+from chaoslib import caught_as, fault_exposed, faults_of
 
 from harness.history import read_history
 from harness.result import RunResult
@@ -16,16 +16,12 @@ from harness.stores import BUILTINS
 
 ALL = ("kill", "pause", "disk-full", "lock-hold")
 
-LATE = {"lost-turn", "reordered-turns"}  # a turn acknowledged now and written later
-
-#: zoo store -> (the fault that exposes it, other faults that can too, tweaks for a short
-#: run, the violation kinds that may name it)
-BUGS: dict[str, tuple[str, tuple[str, ...], dict[str, Any], set[str]]] = {
-    "zoo.sqlite-crash-resume": ("kill", (), {}, {"lost-turn"}),
-    "zoo.sqlite-swallow-full": ("disk-full", (), {"disk-full": {"every": 0.8}}, {"lost-turn"}),
-    # a pause that lands while a writer holds the lock is a lock hold too
-    "zoo.sqlite-locked-write-behind": ("lock-hold", ("pause",), {"lock-hold": {"every": 0.8}},
-                                       LATE),
+#: the zoo stores of this backend that a fault exposes, from their declarations
+BUGS = fault_exposed("sqlite")
+#: zoo store -> fault tweaks that make a short run catch it (a store not listed: none)
+SHORT: dict[str, dict[str, dict[str, Any]]] = {
+    "zoo.sqlite-swallow-full": {"disk-full": {"every": 0.8}},
+    "zoo.sqlite-locked-write-behind": {"lock-hold": {"every": 0.8}},
 }
 
 
@@ -50,21 +46,21 @@ def test_reference_store_is_clean_under_every_fault(chaos: Callable[..., RunResu
     assert res.exit_code == 0
 
 
-@pytest.mark.parametrize("store", sorted(BUGS))
+@pytest.mark.parametrize("store", BUGS)
 def test_zoo_bug_is_caught_under_its_fault(store: str, chaos: Callable[..., RunResult]) -> None:
-    kind, _, tweak, kinds = BUGS[store]
-    assert BUILTINS[store].expected in kinds
-    res = chaos("sqlite", store, faults_of("sqlite", [kind], tweak), seed=2)
+    info = BUILTINS[store]
+    assert info.fault in ALL, "the chaos scenario must hold the fault that exposes it"
+    res = chaos("sqlite", store, faults_of("sqlite", [info.fault], SHORT.get(store)), seed=2)
     assert res.exit_code == 1, (res.result.counts(), res.stats["faults"]["kinds"])
-    assert kinds & set(res.result.counts()), res.result.counts()
+    assert caught_as(info) & set(res.result.counts()), res.result.counts()
     assert res.stats["resources"]["leftover"] == []
 
 
-@pytest.mark.parametrize("store", sorted(BUGS))
+@pytest.mark.parametrize("store", BUGS)
 def test_zoo_bug_stays_hidden_under_the_other_faults(
         store: str, chaos: Callable[..., RunResult]) -> None:
-    kind, also, _, _ = BUGS[store]
-    others = [k for k in ALL if k != kind and k not in also]
+    info = BUILTINS[store]
+    others = [k for k in ALL if k != info.fault and k not in info.also_exposed_by]
     res = chaos("sqlite", store, faults_of("sqlite", others), seed=2)
     assert res.result.violations == (), [v.message for v in res.result.violations[:3]]
     assert res.stats["faults"]["applied"] >= 1

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from harness.runner.control.hooks import _label, _redis_label
+from harness.backends import redis_points, sqlite_points
 from harness.runner.control.strategies import PCT, make_strategy
 from harness.shrink import Case
 
@@ -54,8 +54,8 @@ def test_case_without_renumbers_workers_ops_and_keeps_connection_setup() -> None
 
 
 def test_point_labels() -> None:
-    assert _label("  begin immediate") == "BEGIN IMMEDIATE"
-    assert _label("PRAGMA busy_timeout = 5") == "PRAGMA BUSY_TIMEOUT"
-    assert _label("select 1") == "SELECT"
-    assert _redis_label([b"*3\r\n$5\r\nRPUSH\r\n$1\r\nk\r\n$1\r\nv\r\n"]) == "RPUSH"
-    assert _redis_label(b"garbage") == "REDIS"
+    assert sqlite_points.label("  begin immediate") == "BEGIN IMMEDIATE"
+    assert sqlite_points.label("PRAGMA busy_timeout = 5") == "PRAGMA BUSY_TIMEOUT"
+    assert sqlite_points.label("select 1") == "SELECT"
+    assert redis_points.label([b"*3\r\n$5\r\nRPUSH\r\n$1\r\nk\r\n$1\r\nv\r\n"]) == "RPUSH"
+    assert redis_points.label(b"garbage") == "REDIS"

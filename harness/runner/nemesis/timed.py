@@ -11,13 +11,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness.backends.base import Target
+from harness.backends.redis import ManagedRedis
 from harness.errors import InputError
 from harness.faults import fault_kind
 from harness.faults.base import Fault
 from harness.history import HistoryWriter
 from harness.runner.nemesis.board import Board
 from harness.runner.nemesis.redis_link import ServerLink
-from harness.targets import ManagedRedis, Target
 
 __all__ = ["Nemesis", "Slots", "check_faults"]
 

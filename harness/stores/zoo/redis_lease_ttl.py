@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import cast
 
 from harness.errors import SnapshotNotFound
+from harness.stores.declare import Declared
 from harness.stores.zoo.redis_rmw_append import RmwAppendStore
 
 LEASE_MS = 200
@@ -57,3 +58,9 @@ class LeaseTtlStore(RmwAppendStore):
             self.r.set(self._k(session, "blob"), raw)
 
         self._locked(session, body)
+
+
+STORE = Declared(
+    name="zoo.redis-lease-ttl", factory="LeaseTtlStore", backend="redis",
+    description="a 200 ms lock lease guards read-modify-write appends (pause)",
+    expected="lost-turn", scenario="redis-lease.toml", fault="pause")

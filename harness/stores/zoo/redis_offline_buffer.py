@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import redis
 
+from harness.stores.declare import Declared
 from harness.stores.redis import RedisStore, encode_turn
 
 SYNC_EVERY = 50
@@ -50,3 +51,10 @@ class OfflineBufferStore(RedisStore):
             self._sync()
         finally:
             super().close()
+
+
+STORE = Declared(
+    name="zoo.redis-offline-buffer", factory="OfflineBufferStore", backend="redis",
+    description="while Redis refuses connections, turns are buffered in memory and acknowledged (restart)",
+    expected="reordered-turns", scenario="chaos-redis.toml", fault="restart",
+    also_caught_as=("lost-turn",))  # a read in between that no reordering explains

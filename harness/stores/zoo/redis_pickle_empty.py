@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import redis
 
+from harness.stores.declare import Declared
 from harness.stores.zoo._blob import BlobRedisStore
 
 
@@ -63,3 +64,9 @@ class PickleEmptyStore(BlobRedisStore):
                     return
                 except redis.WatchError:
                     continue
+
+
+STORE = Declared(
+    name="zoo.redis-pickle-empty", factory="PickleEmptyStore", backend="redis",
+    description="a pickle that fails to load reads back as an empty history",
+    expected="lost-turn", scenario="redis-pickle.toml")

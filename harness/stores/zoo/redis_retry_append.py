@@ -15,16 +15,21 @@ from urllib.parse import urlparse
 
 import redis
 
-from harness.stores.redis import _ROLLBACK, _SNAPSHOT, RedisStore
+from harness.stores.declare import Declared
+from harness.stores.redis import RedisStore
 
 
 class RetryAppendStore(RedisStore):
-    def __init__(self, url: str, namespace: str = "harness") -> None:
-        self.ns = namespace or "harness"
+    def connect(self, url: str) -> redis.Redis:
         u = urlparse(url)
         # BUG: the constructor's default Retry re-sends a command whose reply was lost.
-        self.r = redis.Redis(host=u.hostname or "127.0.0.1", port=u.port or 6379,
-                             db=int(u.path.lstrip("/") or 0), password=u.password,
-                             decode_responses=True, socket_timeout=30)
-        self._snapshot = self.r.register_script(_SNAPSHOT)
-        self._rollback = self.r.register_script(_ROLLBACK)
+        return redis.Redis(host=u.hostname or "127.0.0.1", port=u.port or 6379,
+                           db=int(u.path.lstrip("/") or 0), password=u.password,
+                           decode_responses=True, socket_timeout=30)
+
+
+STORE = Declared(
+    name="zoo.redis-retry-append", factory="RetryAppendStore", backend="redis",
+    description="redis-py's default retry re-sends an RPUSH whose reply was lost (disconnect)",
+    expected="duplicate-turn", scenario="chaos-redis.toml", fault="disconnect",
+    also_exposed_by=("restart",))  # a crash after the RPUSH, before its reply: rarely

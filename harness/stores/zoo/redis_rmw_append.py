@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from harness.stores.declare import Declared
 from harness.stores.zoo._blob import BlobRedisStore
 
 
@@ -21,3 +22,9 @@ class RmwAppendStore(BlobRedisStore):
         return json.dumps(turns, ensure_ascii=False).encode()
 
     # append is BlobRedisStore.append: GET, modify, SET, with nothing guarding the gap.
+
+
+STORE = Declared(
+    name="zoo.redis-rmw-append", factory="RmwAppendStore", backend="redis",
+    description="append is GET, modify, SET of one JSON value (read-modify-write race)",
+    expected="lost-turn", scenario="redis-append-race.toml")

@@ -8,6 +8,7 @@ same list, so one user's turns show up in another's conversation. Caught as
 
 from __future__ import annotations
 
+from harness.stores.declare import Declared
 from harness.stores.redis import RedisStore
 
 
@@ -16,3 +17,9 @@ class SharedKeyStore(RedisStore):
         if what == "turns":
             return f"{self.ns}:history"  # BUG: no session in the key
         return super()._k(session, what)
+
+
+STORE = Declared(
+    name="zoo.redis-shared-key", factory="SharedKeyStore", backend="redis",
+    description="the history key ignores the session",
+    expected="cross-session-bleed", scenario="redis-sessions.toml")

@@ -8,6 +8,7 @@ worker killed before its next flush takes them with it. Caught as ``lost-turn``.
 
 from __future__ import annotations
 
+from harness.stores.declare import Declared
 from harness.stores.redis import RedisStore, encode_turn
 
 FLUSH_EVERY = 4
@@ -33,3 +34,9 @@ class UnflushedPipelineStore(RedisStore):
     def close(self) -> None:
         self._flush()
         super().close()
+
+
+STORE = Declared(
+    name="zoo.redis-unflushed-pipeline", factory="UnflushedPipelineStore", backend="redis",
+    description="appends acknowledged before their pipeline is executed",
+    expected="lost-turn", scenario="redis-unflushed.toml")

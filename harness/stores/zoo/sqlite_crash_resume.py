@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from harness.stores.sqlite import SqliteStore, _immediate
+from harness.stores.declare import Declared
+from harness.stores.sqlite import SqliteStore, immediate
 
 
 def _alive(pid: int) -> bool:
@@ -33,7 +34,7 @@ class CrashResumeStore(SqliteStore):
         super().__init__(url, namespace)
         self.pid = os.getpid()
         self.touched: set[str] = set()
-        with _immediate(self.conn):
+        with immediate(self.conn):
             self.conn.execute("CREATE TABLE IF NOT EXISTS writers (pid INTEGER PRIMARY KEY)")
             self.conn.execute("CREATE TABLE IF NOT EXISTS writer_sessions "
                               "(pid INTEGER NOT NULL, session TEXT NOT NULL, "
@@ -61,14 +62,20 @@ class CrashResumeStore(SqliteStore):
 
     def append(self, session: str, role: str, content: str) -> None:
         if session not in self.touched:
-            with _immediate(self.conn):
+            with immediate(self.conn):
                 self.conn.execute("INSERT OR IGNORE INTO writer_sessions (pid, session) "
                                   "VALUES (?, ?)", (self.pid, session))
             self.touched.add(session)
         super().append(session, role, content)
 
     def close(self) -> None:
-        with _immediate(self.conn):
+        with immediate(self.conn):
             self.conn.execute("DELETE FROM writer_sessions WHERE pid = ?", (self.pid,))
             self.conn.execute("DELETE FROM writers WHERE pid = ?", (self.pid,))
         super().close()
+
+
+STORE = Declared(
+    name="zoo.sqlite-crash-resume", factory="CrashResumeStore", backend="sqlite",
+    description="crash recovery at start-up restores the last checkpoint (kill)",
+    expected="lost-turn", scenario="chaos-sqlite.toml", fault="kill")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from harness.stores.declare import Declared
 from harness.stores.sqlite import SqliteStore
 
 WRITE_TIMEOUT_S = 0.5
@@ -53,3 +54,11 @@ class LockedWriteBehindStore(SqliteStore):
             self._flush()
         finally:
             super().close()
+
+
+STORE = Declared(
+    name="zoo.sqlite-locked-write-behind", factory="LockedWriteBehindStore", backend="sqlite",
+    description="a turn that waits 500 ms for the lock is parked in memory and acknowledged (lock-hold)",
+    expected="lost-turn", scenario="chaos-sqlite.toml", fault="lock-hold",
+    also_caught_as=("reordered-turns",),  # the parked turn lands late
+    also_exposed_by=("pause",))  # a pause that lands while a writer holds the lock

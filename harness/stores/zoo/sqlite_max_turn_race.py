@@ -9,7 +9,8 @@ second silently replaces the first, and an acknowledged turn is gone. Caught as
 
 from __future__ import annotations
 
-from harness.stores.sqlite import SqliteStore, _immediate
+from harness.stores.declare import Declared
+from harness.stores.sqlite import SqliteStore, immediate
 
 
 class MaxTurnRaceStore(SqliteStore):
@@ -18,8 +19,14 @@ class MaxTurnRaceStore(SqliteStore):
         (seq,) = self.conn.execute(
             "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE session = ?", (session,)
         ).fetchone()
-        with _immediate(self.conn):
+        with immediate(self.conn):
             self.conn.execute(
                 "INSERT OR REPLACE INTO turns (session, seq, role, content) VALUES (?, ?, ?, ?)",
                 (session, seq, role, content),
             )
+
+
+STORE = Declared(
+    name="zoo.sqlite-max-turn-race", factory="MaxTurnRaceStore", backend="sqlite",
+    description="next turn number read as MAX+1 outside the write transaction",
+    expected="lost-turn", scenario="sqlite-max-turn-race.toml")

