@@ -49,8 +49,8 @@ from typing import Any
 
 import multiprocess
 
-from harness.history import HistoryWriter
 from harness.plan import Op, make_plan
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, Scenario
 from harness.stores import BUILTINS, open_store

@@ -25,8 +25,9 @@ from typing import Any
 import orjson
 import redis
 
-from harness.history import TOKEN_INLINE, HistoryWriter, turn_token
+from harness.history import TOKEN_INLINE, turn_token
 from harness.plan import Op
+from harness.runner.history_writer import HistoryWriter
 from harness.stores.base import MemoryStore
 from harness.stores.registry import StoreInfo, open_store
 from harness.targets import set_pdeathsig

@@ -17,7 +17,7 @@ import psutil
 import redis
 
 from harness.errors import InputError
-from harness.history import HistoryWriter
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.nemesis.board import Board
 from harness.runner.nemesis.redis_link import ServerLink
 from harness.targets import ManagedRedis, SqliteTarget, Target, set_pdeathsig
