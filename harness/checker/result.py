@@ -44,11 +44,12 @@ class Violation:
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """``valid`` is True (no violation), False (at least one) or None (unknown: the exact
-    search ran out of budget; never to be read as a pass)."""
+    search ran out of budget, or the checker raised ``error``; never to be read as a pass)."""
 
     valid: bool | None
     violations: tuple[Violation, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -57,9 +58,12 @@ class CheckResult:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "valid": "unknown" if self.valid is None else self.valid,
             "counts": self.counts(),
             "violations": [v.to_dict() for v in self.violations],
             "stats": self.stats,
         }
+        if self.error is not None:
+            d["error"] = self.error
+        return d
