@@ -19,7 +19,6 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -279,9 +278,5 @@ def run_worker(spec: WorkerSpec) -> None:
                 log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
     if ctl is not None:
         ctl.done()
-
-
-def log_path(run_dir: Path, process: int | str) -> str:
-    return str(run_dir / "history" / f"{process}.jsonl")
 
 

@@ -74,7 +74,7 @@ class Slots:
     def live(self, slot: int) -> tuple[int, Any] | None:
         """(process number, process) running ``slot`` now, or None if it has finished."""
         cur = self._slots().get(slot)
-        return cur if cur is not None and cur[1].is_alive() else None
+        return cur if cur is not None and cur[1].alive else None
 
     def replace(self, slot: int) -> tuple[int, Any] | None:
         """After a kill: a new process continuing ``slot`` after its op in flight. The
@@ -196,7 +196,7 @@ class Nemesis:
         number, p = found
         t = time.monotonic_ns()
         p.kill()  # SIGKILL ends a paused process too
-        p.join()
+        p.wait()
         new = self.slots.replace(fault["worker"])
         self._log(fault, at=t, slot=fault["worker"], process=number, pid=p.pid,
                   replaced_by=new[0] if new else None, replacement_pid=new[1].pid if new else None)
