@@ -229,9 +229,9 @@ def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
         deadline = time.monotonic() + sc.duration + GRACE_S
         if ctl is not None:
             stepped = nemesis if isinstance(nemesis, SteppedNemesis) else None
+            pin = getattr(setup.target, "pids", [])  # a managed redis-server
             with stepped or nullcontext():
-                ctl.drive(handles, deadline, pin=getattr(setup.target, "pids", []),  # a
-                          nemesis=stepped, check=check_stop)  # managed redis-server
+                ctl.drive(handles, deadline, pin=pin, nemesis=stepped, check=check_stop)
         else:
             with nemesis or nullcontext():
                 _reap(launcher, handles, deadline, say, board, nemesis)
