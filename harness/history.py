@@ -1,7 +1,6 @@
 """The history as a record: the event, turn tokens, reading and merging logs, pairing
-each operation's invoke with its completion. Pure: no processes, no I/O beyond reading and
-writing whole files (the kill-safe writer a worker logs with is
-:mod:`harness.runner.history_writer`).
+each operation's invoke with its completion. Pure: no processes; I/O only to read or
+write a whole file.
 
 Contract (DESIGN.md, "The history"): one JSON object per line. Every operation is logged
 twice, an ``invoke`` before it starts and a completion after it: ``ok``, ``fail`` (it
