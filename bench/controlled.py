@@ -33,11 +33,12 @@ import multiprocess
 
 from harness.backends.redis import ManagedRedis
 from harness.checker import check
-from harness.history import HistoryWriter, merge, read_log
+from harness.history import merge, read_log
 from harness.plan import Op, make_plan
 from harness.runner.control.driver import Controller
 from harness.runner.control.hooks import attach
 from harness.runner.coordinator import run
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, RedisSpec, Scenario, load_scenario
 from harness.scenario_control import ControlSpec

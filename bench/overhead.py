@@ -51,8 +51,8 @@ import multiprocess
 
 from harness.backends.redis import ManagedRedis
 from harness.backends.sqlite import SqliteTarget
-from harness.history import HistoryWriter
 from harness.plan import Op, make_plan
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.worker import execute
 from harness.scenario import PayloadSpec, Scenario
 from harness.stores import BUILTINS, open_store

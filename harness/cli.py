@@ -161,6 +161,7 @@ class _progress:
 def check_cmd(path: str, exact: bool, budget: float) -> None:
     """Re-run the checker over a stored history (a newer checker on an old run)."""
     from harness.checker import check
+    from harness.checker.safe import check_safe
     from harness.history import read_history
     from harness.report import check_dict, print_check, write_json
 
@@ -168,7 +169,7 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
         events = read_history(path)
     except HarnessError as err:
         _fail(str(err))
-    result = check(events, exact=exact, budget_s=budget)
+    result = check_safe(check, events, exact=exact, budget_s=budget)
     print_check(result)
     p = Path(path)
     if p.is_dir():

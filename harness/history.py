@@ -1,4 +1,6 @@
-"""The history: the event record, the per-worker log writer, reading and merging logs.
+"""The history as a record: the event, turn tokens, reading and merging logs, pairing
+each operation's invoke with its completion. Pure: no processes; I/O only to read or
+write a whole file.
 
 Contract (docs/design.md, "The history"): one JSON object per line. Every operation is logged
 twice, an ``invoke`` before it starts and a completion after it: ``ok``, ``fail`` (it
@@ -24,12 +26,8 @@ A *token* is :func:`turn_token` of a turn's content: the content itself when sho
 prefix plus length and hash when long, so histories stay small when payloads are hundreds
 of KB while every distinct content keeps a distinct token.
 
-Writing: whole lines on an ``O_APPEND`` descriptor with ``os.write``, unbuffered, so a
-SIGKILL loses nothing already written and tears no line (measured: 100k records so
-written all survived a SIGKILL; buffered writes lost 18). A worker writes one op's
-completion together with the next op's invoke, in one ``os.write`` before the next store
-call (:meth:`HistoryWriter.defer`), so nothing waits in memory while the store is being
-called. Reading tolerates a torn last line anyway (a log copied from a dying disk).
+Workers write whole lines, kill-safe (:mod:`harness.runner.history_writer`); reading
+tolerates a torn last line anyway (a log copied from a dying disk).
 """
 
 from __future__ import annotations
@@ -40,7 +38,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from hashlib import blake2b
 from pathlib import Path
-from time import monotonic_ns
 from typing import Any
 
 import orjson
@@ -51,8 +48,10 @@ __all__ = [
     "COMPLETIONS",
     "TOKEN_INLINE",
     "Event",
-    "HistoryWriter",
+    "Pair",
+    "iter_ops",
     "merge",
+    "pair_ops",
     "read_history",
     "read_log",
     "turn_token",
@@ -116,113 +115,6 @@ class Event:
         )
 
 
-class HistoryWriter:
-    """Append-only, kill-safe writer of one process's log.
-
-    :meth:`log` writes its event at once, in one ``os.write`` of whole lines. :meth:`defer`
-    serializes an event (taking its time now) and keeps it until the next :meth:`log`,
-    :meth:`flush` or :meth:`close`, whose single ``os.write`` carries both lines. A worker
-    defers an op's completion only when the next thing it does is log the next op's
-    invoke: then every event is on disk before the worker's next store call, with one
-    system call per op instead of two. A SIGKILL in between loses the deferred completion,
-    which the checker then reads as ``info`` (the same as a kill a moment earlier).
-    """
-
-    def __init__(self, path: str | os.PathLike[str], process: int | str) -> None:
-        self.path = Path(path)
-        self.process = process
-        self.pid = os.getpid()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._index = 0
-        self._pending = b""
-        # The hot path's line (see :meth:`fast`): the same JSON, keys in the same order, as
-        # orjson makes from :meth:`line`'s dict, with this writer's constants baked in.
-        head = b'"process":%s,"pid":%d' % (orjson.dumps(process), self.pid)
-        self._tmpl = (b'{"index":%d,"time":%d,' + head.replace(b"%", b"%%")
-                      + b',"type":"%b","f":"%b","session":%b,"value":%b}\n')
-
-    def line(
-        self,
-        type: str,
-        f: str,
-        session: str | None = None,
-        value: Any = None,
-        error: str | None = None,
-        time_ns: int | None = None,
-    ) -> bytes:
-        """One event as a JSON line (its time taken now unless given); advances the index."""
-        rec: dict[str, Any] = {
-            "index": self._index,
-            "time": time_ns if time_ns is not None else monotonic_ns(),
-            "process": self.process,
-            "pid": self.pid,
-            "type": type,
-            "f": f,
-            "session": session,
-            "value": value,
-        }
-        if error is not None:
-            rec["error"] = error
-        self._index += 1
-        return orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE)
-
-    def fast(self, type: bytes, f: bytes, session_json: bytes, value_json: bytes) -> bytes:
-        """:meth:`line` for the worker's hot path: ``type`` and ``f`` plain ASCII names,
-        session and value already JSON (a value is serialized once for invoke and ok)."""
-        i = self._index
-        self._index = i + 1
-        return self._tmpl % (i, monotonic_ns(), type, f, session_json, value_json)
-
-    def emit(self, data: bytes) -> None:
-        """Write serialized lines now (after a deferred event, in the same ``os.write``)."""
-        if self._pending:
-            data, self._pending = self._pending + data, b""
-        os.write(self._fd, data)
-
-    def hold(self, data: bytes) -> None:
-        """Defer serialized lines, as :meth:`defer` does."""
-        if self._pending:
-            self.flush()
-        self._pending = data
-
-    def log(
-        self,
-        type: str,
-        f: str,
-        session: str | None = None,
-        value: Any = None,
-        error: str | None = None,
-        time_ns: int | None = None,
-    ) -> None:
-        """Write one event now (after a deferred one, in the same ``os.write``)."""
-        self.emit(self.line(type, f, session, value, error, time_ns))
-
-    def defer(
-        self, type: str, f: str, session: str | None = None, value: Any = None,
-        error: str | None = None,
-    ) -> None:
-        """Serialize one event now, write it with the next one (see the class docstring)."""
-        self.hold(self.line(type, f, session, value, error))
-
-    def flush(self) -> None:
-        """Write a deferred event, if any."""
-        if self._pending:
-            data, self._pending = self._pending, b""
-            os.write(self._fd, data)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            self.flush()
-            os.close(self._fd)
-            self._fd = -1
-
-    def __enter__(self) -> HistoryWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def read_log(path: str | os.PathLike[str]) -> list[Event]:
     """Read one JSON-lines log. A torn or garbled *last* line is dropped (the writer died
     mid-write); a garbled line anywhere else is an error, since it means a corrupt file."""
@@ -278,24 +170,48 @@ def write_history(path: str | os.PathLike[str], events: Iterable[Event]) -> None
             fh.write(orjson.dumps(e.to_dict()) + b"\n")
 
 
-def iter_ops(events: Sequence[Event]) -> Iterator[tuple[Event, Event | None]]:
-    """Pair each invoke with its completion (or ``None`` if the process never completed it).
+#: One operation: its invoke and its completion (None: the process never completed it).
+Pair = tuple[Event, Event | None]
+
+
+def pair_ops(events: Iterable[Event]) -> Iterator[Pair]:
+    """Pair each operation's invoke with its completion, the one pairing every reader of a
+    history uses (the checker, where faults landed, the tests).
 
     A process runs one op at a time, so the next event of the same process after an invoke
-    is its completion."""
-    pending: dict[int | str, Event] = {}
-    pairs: list[tuple[Event, Event | None]] = []
+    completes it, whatever that event's type; an invoke followed by another invoke of its
+    process was never completed (``None``: the process was killed, which means ``info``).
+    An event of a process with no invoke open pairs with nothing: the nemesis's faults, a
+    worker's ``open`` or ``close`` error. An event whose process is not hashable (only a
+    foreign or garbled history has one) is skipped.
+
+    Order: each pair when it closes, that is at its completion, or, never completed, at its
+    process's next invoke; the invokes still open at the end come last, by index. So each
+    process's ops come in the order it ran them (:func:`iter_ops`: in invoke order).
+
+    >>> e = [Event(0, 1, 0, "invoke", "read", "s"), Event(1, 2, 1, "invoke", "read", "s"),
+    ...      Event(2, 3, 1, "ok", "read", "s", []), Event(3, 4, "nemesis", "info", "kill")]
+    >>> [(i.index, c.index if c else None) for i, c in pair_ops(e)]
+    [(1, 2), (0, None)]
+    """
+    pending: dict[object, Event] = {}
     for e in events:
-        if e.process == "nemesis":
+        try:
+            p = e.process
+            if e.type == "invoke":
+                prev = pending.get(p)
+                pending[p] = e
+                if prev is not None:
+                    yield prev, None
+                continue
+            inv = pending.pop(p, None)
+        except TypeError:  # an unhashable process: junk, not an op
             continue
-        if e.type == "invoke":
-            if e.process in pending:  # previous invoke never completed
-                pairs.append((pending.pop(e.process), None))
-            pending[e.process] = e
-        elif e.type in COMPLETIONS:
-            inv = pending.pop(e.process, None)
-            if inv is not None:
-                pairs.append((inv, e))
-    pairs.extend((inv, None) for inv in pending.values())
-    pairs.sort(key=lambda p: p[0].index)
-    return iter(pairs)
+        if inv is not None:
+            yield inv, e
+    yield from ((inv, None) for inv in sorted(pending.values(), key=lambda ev: ev.index))
+
+
+def iter_ops(events: Iterable[Event]) -> Iterator[Pair]:
+    """The pairs of :func:`pair_ops`, in the order of their invokes' indices."""
+    return iter(sorted(pair_ops(events), key=lambda p: p[0].index))

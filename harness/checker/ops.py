@@ -1,8 +1,8 @@
 """Pairing: one pass over a merged history that groups each session's operations by kind.
 
-An operation is a pair ``(invoke, completion)``; the completion is ``None`` when the process
-never completed it (it was killed), which means the same as ``info``. A process runs one op
-at a time, so the next event of the same process after an invoke is its completion.
+An operation is a pair ``(invoke, completion)`` (:func:`harness.history.pair_ops`); the
+completion is ``None`` when the process never completed it (it was killed), which means the
+same as ``info``.
 
 Times follow one rule everywhere in the checker: op X *must precede* op Y iff X completed
 ``ok`` strictly before Y was invoked (``X.hi < Y.lo``); otherwise they may take effect in
@@ -13,10 +13,9 @@ any time after its invocation, or never.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 
-from harness.history import Event
+from harness.history import Event, Pair, pair_ops
 
 __all__ = [
     "INF",
@@ -34,9 +33,6 @@ __all__ = [
 INF = 1 << 62
 #: Earlier than every event.
 NEG = -(1 << 62)
-
-Pair = tuple[Event, Event | None]
-
 
 @dataclass(slots=True)
 class SessionOps:
@@ -69,42 +65,28 @@ _BUCKETS = {
 
 
 def group_by_session(events: Sequence[Event]) -> tuple[dict[str, SessionOps], int]:
-    """Pair invokes with completions and group them per session and kind.
+    """Pair invokes with completions (:func:`harness.history.pair_ops`, whose order each
+    list keeps) and group them per session and kind.
 
     Returns the sessions (by name, in order of first completion) and the number of
     operations paired, faults and unknown kinds included. Events of ``nemesis`` never pair
     with anything (faults are never invoked by a worker process), and ops without a session
     or with an unknown ``f`` are counted but not modelled."""
-    pending: dict[object, Event] = {}
     buckets: dict[object, dict[str, list[Pair]]] = {}
     n = 0
-    for e in events:
-        try:  # free unless raised: an unhashable process, session or f is junk, skipped
-            p = e.process
-            if e.type == "invoke":
-                prev = pending.get(p)
-                if prev is not None:
-                    n += 1
-                    _put(buckets, prev, None)
-                pending[p] = e
-                continue
-            inv = pending.pop(p, None)
-            if inv is None:
-                continue
-            n += 1
+    for pair in pair_ops(events):
+        n += 1
+        inv = pair[0]
+        try:  # free unless raised: an unhashable session or f is junk, skipped
             b = buckets.get(inv.session)
             if b is None:
                 b = buckets[inv.session] = {}
             lst = b.get(inv.f)
             if lst is None:
                 lst = b[inv.f] = []
-            lst.append((inv, e))
+            lst.append(pair)
         except TypeError:
             continue
-    for inv in sorted(pending.values(), key=lambda ev: ev.index):
-        n += 1
-        with suppress(TypeError):
-            _put(buckets, inv, None)
     out: dict[str, SessionOps] = {}
     for name, by_f in buckets.items():
         if not isinstance(name, str):
@@ -115,10 +97,6 @@ def group_by_session(events: Sequence[Event]) -> tuple[dict[str, SessionOps], in
                 setattr(so, attr, by_f[f])
         out[name] = so
     return out, n
-
-
-def _put(buckets: dict[object, dict[str, list[Pair]]], inv: Event, comp: Event | None) -> None:
-    buckets.setdefault(inv.session, {}).setdefault(inv.f, []).append((inv, comp))
 
 
 def hi_of(comp: Event | None) -> int:

@@ -64,7 +64,7 @@ class Violation:
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     """``valid`` is True (no violation), False (at least one) or None (unknown: the exact
-    search ran out of budget; never to be read as a pass).
+    search ran out of budget, or the checker raised ``error``; never to be read as a pass).
 
     ``violations`` is the evidence kept, capped per kind (see
     :mod:`harness.checker.evidence`); ``totals`` counts every distinct problem found, kept
@@ -74,6 +74,7 @@ class CheckResult:
     violations: tuple[Violation, ...] = ()
     stats: dict[str, Any] = field(default_factory=dict)
     totals: dict[str, int] | None = None
+    error: str | None = None
 
     def counts(self) -> dict[str, int]:
         """The true number of problems per kind (not only those whose evidence was kept)."""
@@ -96,7 +97,7 @@ class CheckResult:
         """``counts`` are true totals; ``shown`` says how many of each kind have their
         evidence in ``violations``, and ``truncated`` whether any evidence was left out."""
         counts, shown = self.counts(), self.shown()
-        return {
+        d: dict[str, Any] = {
             "valid": "unknown" if self.valid is None else self.valid,
             "counts": counts,
             "shown": shown,
@@ -106,3 +107,6 @@ class CheckResult:
             "violations": [v.to_dict() for v in self.violations],
             "stats": self.stats,
         }
+        if self.error is not None:
+            d["error"] = self.error
+        return d

@@ -55,7 +55,7 @@ def _kill(fault: Fault, nemesis: Timed) -> Any | None:
     number, p = found
     t = time.monotonic_ns()
     p.kill()  # SIGKILL ends a paused process too
-    p.join()
+    p.wait()
     new = nemesis.replace(fault["worker"])
     nemesis.log(fault, at=t, slot=fault["worker"], process=number, pid=p.pid,
                 replaced_by=new[0] if new else None,

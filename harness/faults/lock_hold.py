@@ -90,7 +90,7 @@ def _lockers(nemesis: Stepped) -> dict[int, _Locker]:
 def hold_lock(db: str, seconds: float, log_path: str, fault_id: int) -> None:
     """Helper process of a free-mode ``lock-hold``: hold SQLite's write lock for
     ``seconds``, logging its start (with how long it waited for the lock) and end."""
-    from harness.history import HistoryWriter
+    from harness.runner.history_writer import HistoryWriter
     from harness.runner.procs import set_pdeathsig
 
     set_pdeathsig()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.checker import CheckResult
@@ -21,6 +22,8 @@ SHOW = 5  # violations shown in full per kind
 def _verdict(result: CheckResult) -> str:
     if result.valid is True:
         return "[bold green]PASS[/]: no violation"
+    if result.valid is None and result.error is not None:
+        return f"[bold yellow]UNKNOWN[/]: the checker raised {escape(result.error)}"
     if result.valid is None:
         return "[bold yellow]UNKNOWN[/]: the exact search ran out of budget"
     n = result.total()

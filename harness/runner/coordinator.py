@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import random
 import shlex
-import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,24 +18,23 @@ import multiprocess
 
 from harness.backends import Target, make_target
 from harness.checker import check
+from harness.checker.safe import check_safe
 from harness.errors import InputError, TargetError
 from harness.history import Event, merge, read_log, write_history
 from harness.plan import Op, Plan, make_plan
 from harness.result import RunResult
-from harness.runner.control import control_stats, controller_for
+from harness.runner.control import Controller, controller_for
+from harness.runner.launch import Handle, Launcher, LocalLauncher, stop_all
 from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
+from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
 from harness.runner.supervise import Supervisor
-from harness.runner.worker import WorkerSpec, log_path, run_worker
+from harness.runner.worker import WorkerSpec
 from harness.scenario import Scenario
 from harness.stores.registry import StoreInfo, resolve
 
 __all__ = ["GRACE_S", "run"]
 
 GRACE_S = 10.0  # past the scenario's duration, stragglers (say, stuck on a lock) are killed
-
-
-class Interrupted(Exception):
-    """SIGTERM (or SIGINT) asked the run to stop; what exists is still checked and written."""
 
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -59,49 +57,6 @@ def _make_run_dir(reports: Path, name: str, seed: int) -> tuple[str, Path]:
     raise TargetError(f"too many runs named {base} in {reports}")
 
 
-_STOP: list[str] = []  # the signal that asked the run to stop, once one has
-_HOLD = [False]  # while a worker is forked: remember a stop signal, raise nothing
-
-
-def _check_stop() -> None:
-    """Raise Interrupted if a stop signal came, even if its exception was swallowed."""
-    if _STOP:
-        raise Interrupted(_STOP[0])
-
-
-@contextmanager
-def _stop_signals_as_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise Interrupted, SIGINT KeyboardInterrupt; all three are
-    remembered for :func:`_check_stop`.
-
-    Remembered because Python runs a signal handler wherever the main thread happens to be,
-    and some places drop its exception and go on: a Ctrl-C that landed while a worker was
-    forked raised inside ``logging``'s at-fork hook, was printed as "Exception ignored", and
-    the run carried on to its end (2 runs in 15 in the Ctrl-C test; now one landing during
-    a fork is only remembered, see :func:`_spawn`); a restart fault catches ``Exception``
-    while it waits for the server. The coordinator's loops check.
-    SIGHUP too: a closed terminal or ssh session must still leave a checked report."""
-    def handler(signum: int, frame: Any) -> None:
-        name = signal.Signals(signum).name
-        if not _STOP:
-            _STOP.append(name)
-        if _HOLD[0]:
-            return
-        if signum == signal.SIGINT:  # as Python's own handler: Ctrl-C before the workers
-            raise KeyboardInterrupt  # start still ends as click's "Aborted!"
-        raise Interrupted(name)
-
-    _STOP.clear()
-    old = {sig: signal.signal(sig, handler)
-           for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
-        _STOP.clear()
-
-
 def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
                       destructive: bool = False) -> str:
     """The ``harness run`` command line that reruns this scenario with this seed."""
@@ -120,7 +75,8 @@ def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
 def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str = "",
         progress: Progress | None = None, allow_destructive_faults: bool = False) -> RunResult:
     """Run one scenario end to end and write ``reports/<run-id>/``. Raises InputError (and
-    subclasses) for bad input or setup; everything after setup ends in a RunResult.
+    subclasses) for bad input or setup; everything after setup ends in a RunResult, a
+    checker that raises included (its verdict is then unknown, with the error).
     ``allow_destructive_faults`` lets a restart fault hit an external Redis."""
     info = resolve(scenario.store)
     backend = scenario.backend or info.backend
@@ -137,33 +93,68 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     (run_dir / "scenario.toml").write_text(scenario.to_toml(), encoding="utf-8")
     (run_dir / "plan.json").write_bytes(plan.to_json())
     target = make_target(backend, run_dir, namespace, url, scenario.redis.persistence)
+    setup = _Setup(scenario, plan, info, target, namespace, run_dir,
+                   LocalLauncher(run_dir, multiprocess.get_context(scenario.start_method)))
     say = progress or (lambda _event, _data: None)
     interrupted = False
     started = time.monotonic()
-    with Supervisor() as supervisor, _stop_signals_as_interrupt(), target:
+    with Supervisor() as supervisor, stop_signals_as_interrupt(), target, \
+            _controller(scenario, plan) as ctl:
         say("target", {"note": target.note or target.url})
         try:
-            _run_workers(scenario, plan, info, target, namespace, run_dir, say,
-                         allow_destructive_faults)
-            _check_stop()
+            _run_workers(setup, ctl, say, allow_destructive_faults)
+            check_stop()
             say("final", {})
-            _final_read(scenario, plan, info, target, namespace, run_dir)
+            _final_read(setup)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
     events = merge(read_log(p) for p in sorted((run_dir / "history").glob("*.jsonl")))
     _refuse_unopenable(events, scenario)
     write_history(run_dir / "history.jsonl", events)
     say("check", {"events": len(events)})
-    result = check(events)
+    result = check_safe(check, events)
+    control = {"control": ctl.trace.summary()} if ctl is not None else {}
     res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
                     reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
                     target.note or target.url,
-                    _stats(events, time.monotonic() - started) | control_stats(run_dir)
+                    _stats(events, time.monotonic() - started) | control
                     | _chaos_stats(events, plan, supervisor))
     from harness.report import write_reports
 
     write_reports(res)
     return res
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """What every stage of one run works with."""
+
+    scenario: Scenario
+    plan: Plan
+    store: StoreInfo
+    target: Target
+    namespace: str
+    run_dir: Path
+    launcher: LocalLauncher
+
+    def spec(self, slot: int, process: int | str, ops: tuple[Op, ...], deadline_ns: int,
+             **more: Any) -> WorkerSpec:
+        """The spec of a worker of this run, logging where the launcher says."""
+        return WorkerSpec(slot=slot, process=process, ops=ops, store=self.store,
+                          url=self.target.url, namespace=self.namespace,
+                          log_path=self.launcher.log_path(process), deadline_ns=deadline_ns,
+                          **more)
+
+
+@contextmanager
+def _controller(sc: Scenario, plan: Plan) -> Iterator[Controller | None]:
+    """The controller of a controlled run (None in free mode, the default), closed after."""
+    ctl = controller_for(sc, plan)
+    try:
+        yield ctl
+    finally:
+        if ctl is not None:
+            ctl.close()
 
 
 def _refuse_unopenable(events: list[Event], sc: Scenario) -> None:
@@ -192,145 +183,91 @@ def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
             "final_ops": final, "completions": by_type, "seconds": round(elapsed, 3)}
 
 
-def _spawn(ctx: Any, spec: WorkerSpec) -> Any:
-    """Start a worker. A stop signal that lands meanwhile is only remembered: raised there,
-    it would come out of an at-fork hook, which prints it and drops it. The caller's next
-    :func:`_check_stop` raises it, once the new process is in its list to be reaped."""
-    _HOLD[0] = True
-    try:
-        p = ctx.Process(target=run_worker, args=(spec,), name=f"harness-worker-{spec.process}")
-        p.start()
-    finally:
-        _HOLD[0] = False
-    return p
-
-
-def _reap(procs: list[Any], deadline: float, say: Progress, run_dir: Path,
-          nemesis: Nemesis | None = None) -> None:
+def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progress,
+          board: Board | None = None, nemesis: Nemesis | None = None) -> None:
     """Wait for every worker, killing what outlives ``deadline`` (monotonic seconds),
-    applying the ``nemesis``'s faults when they are due (replacements are waited for too)."""
-    from multiprocess.connection import wait
-
-    live = {p.sentinel: p for p in procs}
-    count = _OpCounter(run_dir)
+    applying the ``nemesis``'s faults when they are due (replacements are waited for too).
+    Progress counts the ops the workers have begun, as they mark them on the ``board``."""
+    live = list(handles)
     last = 0.0
     while live:
-        _check_stop()
+        check_stop()
         wake = deadline if nemesis is None else min(deadline, nemesis.next_due())
         timeout = max(0.0, min(0.5, wake - time.monotonic()))
-        for s in wait(list(live), timeout=timeout):
-            live.pop(s).join()
-        for p in nemesis.tick() if nemesis is not None else ():
-            live[p.sentinel] = p
+        for h in launcher.wait_any(live, timeout):
+            live.remove(h)
+            h.wait()
+        live += nemesis.tick() if nemesis is not None else ()
         if time.monotonic() >= deadline:
-            _kill_all(list(live.values()))
+            stop_all(live)
             live.clear()
-        if time.monotonic() - last > 0.5:
+        if board is not None and time.monotonic() - last > 0.5:
             last = time.monotonic()
-            say("progress", {"done": len(procs) - len(live), "workers": len(procs),
-                             "ops": count()})
+            say("progress", {"done": len(handles) - len(live), "workers": len(handles),
+                             "ops": sum(i + 1 for i in board.progress)})
 
 
-class _OpCounter:
-    """Counts invokes in the growing worker logs, reading only what is new each time."""
-
-    def __init__(self, run_dir: Path) -> None:
-        self.dir = run_dir / "history"
-        self.seen: dict[Path, tuple[int, int]] = {}
-
-    def __call__(self) -> int:
-        for p in self.dir.glob("*.jsonl"):
-            off, n = self.seen.get(p, (0, 0))
-            try:
-                with open(p, "rb") as fh:
-                    fh.seek(off)
-                    data = fh.read()
-            except OSError:
-                continue
-            end = data.rfind(b"\n") + 1
-            self.seen[p] = (off + end, n + data.count(b'"type":"invoke"', 0, end))
-        return sum(n for _, n in self.seen.values())
-
-
-def _kill_all(procs: list[Any]) -> None:
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-    for p in procs:
-        p.join()
-
-
-def _run_workers(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,
-                 run_dir: Path, say: Progress, allow_destructive: bool = False) -> None:
-    ctx = multiprocess.get_context(sc.start_method)
+def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
+                 allow_destructive: bool = False) -> None:
+    """Start the workers and see them through: the grant loop in controlled mode, else the
+    wait loop (with the nemesis if the plan has faults). Every worker marks the op it is
+    about to run on a shared board; a controlled run's trace is written whatever happens."""
+    sc, plan, launcher = setup.scenario, setup.plan, setup.launcher
     deadline_ns = time.monotonic_ns() + int(sc.duration * 1e9)
-    specs = [WorkerSpec(slot=w, process=w, ops=ops, store=info, url=target.url, namespace=ns,
-                        log_path=log_path(run_dir, w), deadline_ns=deadline_ns)
+    board = Board(launcher.ctx, len(plan.streams))
+    control = ctl.attach if ctl is not None else None
+    specs = [setup.spec(w, w, ops, deadline_ns, board=board, control=control)
              for w, ops in enumerate(plan.streams)]
-    procs: list[Any] = []
-    ctl = controller_for(sc, plan)  # controlled mode; None in free mode (the default)
-    if ctl is not None:
-        specs = [replace(s, control=ctl.attach) for s in specs]
+    handles: list[Handle] = []
     nemesis = None
     if plan.faults:  # free mode: faults at times; controlled mode: at scheduling decisions
-        specs, nemesis = _nemesis(plan, specs, procs, ctx, target, run_dir, allow_destructive,
-                                  stepped=ctl is not None)
+        nemesis = _nemesis(setup, specs, handles, board, allow_destructive,
+                           stepped=ctl is not None)
     try:
         for spec in specs:
-            procs.append(_spawn(ctx, spec))
-            _check_stop()
-        say("started", {"workers": len(procs), "ops": plan.total_ops})
+            handles.append(launcher.start(spec))
+            check_stop()
+        say("started", {"workers": len(handles), "ops": plan.total_ops})
+        deadline = time.monotonic() + sc.duration + GRACE_S
         if ctl is not None:
             stepped = nemesis if isinstance(nemesis, SteppedNemesis) else None
+            pin = getattr(setup.target, "pids", [])  # a managed redis-server
             with stepped or nullcontext():
-                ctl.drive(procs, time.monotonic() + sc.duration + GRACE_S,
-                          pin=getattr(target, "pids", []),  # a managed redis-server
-                          nemesis=stepped, check=_check_stop)
-        elif nemesis is None:
-            _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir)
+                ctl.drive(handles, deadline, pin=pin, nemesis=stepped, check=check_stop)
         else:
-            with nemesis:
-                _reap(procs, time.monotonic() + sc.duration + GRACE_S, say, run_dir, nemesis)
+            with nemesis or nullcontext():
+                _reap(launcher, handles, deadline, say, board, nemesis)
     finally:
-        _kill_all(procs)
+        stop_all(handles)
         if ctl is not None:
-            ctl.write(run_dir)
-            ctl.close()
+            ctl.write(setup.run_dir)
 
 
-def _nemesis(plan: Plan, specs: list[WorkerSpec], procs: list[Any], ctx: Any, target: Target,
-             run_dir: Path, allow_destructive: bool,
-             stepped: bool = False) -> tuple[list[WorkerSpec], Nemesis]:
-    """The worker specs, now sharing a board, and the nemesis of a plan with faults (the
-    controlled-mode one if ``stepped``); a killed slot's replacement gets a new process
-    number."""
-    board = Board(ctx, len(specs))
-    specs = [replace(s, board=board) for s in specs]
+def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], board: Board,
+             allow_destructive: bool, stepped: bool = False) -> Nemesis:
+    """The nemesis of a plan with faults (the controlled-mode one if ``stepped``); a killed
+    slot's replacement gets a new process number and joins ``handles``."""
+    launcher = setup.launcher
 
-    def respawn(slot: int, process: int, start: int) -> Any:
-        return _spawn(ctx, replace(specs[slot], process=process, start=start,
-                                   log_path=log_path(run_dir, process)))
+    def respawn(slot: int, process: int, start: int) -> Handle:
+        return launcher.start(replace(specs[slot], process=process, start=start,
+                                      log_path=launcher.log_path(process)))
 
-    slots = Slots(procs, [len(s) for s in plan.streams], board, respawn)
+    slots = Slots(handles, [len(s) for s in setup.plan.streams], board, respawn)
     kind = SteppedNemesis if stepped else Nemesis
-    return specs, kind(plan.faults, target, run_dir, slots, ctx, allow_destructive)
+    return kind(setup.plan.faults, setup.target, setup.run_dir, slots, launcher.ctx,
+                allow_destructive)
 
 
-def _final_read(sc: Scenario, plan: Plan, info: StoreInfo, target: Target, ns: str,
-                run_dir: Path) -> None:
+def _final_read(setup: _Setup) -> None:
     """A quiescent read of every session (and its snapshots) after all workers stopped."""
     ops: list[Op] = []
-    for s in plan.sessions:
+    for s in setup.plan.sessions:
         ops.append(Op("read", s))
-        if "list_snapshots" in info.capabilities:
+        if "list_snapshots" in setup.store.capabilities:
             ops.append(Op("list_snapshots", s))
-    spec = WorkerSpec(slot=-1, process="final", ops=tuple(ops), store=info, url=target.url,
-                      namespace=ns, log_path=log_path(run_dir, "final"),
-                      deadline_ns=time.monotonic_ns() + int(120e9))
-    p = _spawn(multiprocess.get_context(sc.start_method), spec)
+    h = setup.launcher.start(setup.spec(-1, "final", tuple(ops), time.monotonic_ns() + int(120e9)))
     try:
-        _reap([p], time.monotonic() + 120, lambda *_: None, run_dir)
+        _reap(setup.launcher, [h], time.monotonic() + 120, lambda *_: None)
     finally:
-        _kill_all([p])
-
-
+        stop_all([h])

@@ -21,14 +21,14 @@ import signal
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from harness.backends import backends
-from harness.history import TOKEN_INLINE, HistoryWriter, turn_token
+from harness.history import TOKEN_INLINE, turn_token
 from harness.plan import Op
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.procs import set_pdeathsig
 from harness.stores.base import MemoryStore
 from harness.stores.registry import StoreInfo, open_store
@@ -279,9 +279,5 @@ def run_worker(spec: WorkerSpec) -> None:
                 log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
     if ctl is not None:
         ctl.done()
-
-
-def log_path(run_dir: Path, process: int | str) -> str:
-    return str(run_dir / "history" / f"{process}.jsonl")
 
 

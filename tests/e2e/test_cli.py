@@ -95,18 +95,18 @@ def test_a_stop_signal_whose_exception_was_swallowed_still_stops_the_run() -> No
     import os
     import signal
 
-    from harness.runner.coordinator import Interrupted, _check_stop, _stop_signals_as_interrupt
+    from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
 
-    with _stop_signals_as_interrupt():
-        _check_stop()  # nothing asked yet
+    with stop_signals_as_interrupt():
+        check_stop()  # nothing asked yet
         try:
             os.kill(os.getpid(), signal.SIGINT)
             signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a system call: the handler runs
         except KeyboardInterrupt:
             pass  # swallowed, as an at-fork hook or a __del__ would
         with pytest.raises(Interrupted, match="SIGINT"):
-            _check_stop()
-    _check_stop()  # forgotten once the run is over
+            check_stop()
+    check_stop()  # forgotten once the run is over
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
@@ -116,18 +116,21 @@ def test_a_stop_signal_during_a_fork_waits_until_the_worker_is_listed() -> None:
     the new process, it would leave that process unreaped); the next check raises it."""
     import os
     import signal
+    from pathlib import Path
     from types import SimpleNamespace
 
-    from harness.runner.coordinator import Interrupted, _check_stop, _spawn, _stop_signals_as_interrupt
+    from harness.runner.launch import LocalLauncher
+    from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
 
     def start() -> None:  # stands for the fork: the signal lands in the middle of it
         os.kill(os.getpid(), signal.SIGINT)
         signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a system call: the handler runs
 
     started = SimpleNamespace(start=start)
-    ctx = SimpleNamespace(Process=lambda **_: started)
-    with _stop_signals_as_interrupt():
-        procs = [_spawn(ctx, SimpleNamespace(process=0))]  # type: ignore[arg-type]  # raises nothing
-        assert procs == [started]
+    launcher = LocalLauncher(Path("unused"), SimpleNamespace(Process=lambda **_: started))
+    with stop_signals_as_interrupt():
+        spec = SimpleNamespace(process=0, log_path="0.jsonl")
+        handles = [launcher.start(spec)]  # type: ignore[arg-type]  # raises nothing
+        assert handles[0].process is started
         with pytest.raises(Interrupted, match="SIGINT"):
-            _check_stop()
+            check_stop()

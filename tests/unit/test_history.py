@@ -9,7 +9,8 @@ import multiprocess
 import pytest
 
 from harness.errors import HistoryError
-from harness.history import Event, HistoryWriter, iter_ops, merge, read_history, read_log, turn_token
+from harness.history import Event, iter_ops, merge, pair_ops, read_history, read_log, turn_token
+from harness.runner.history_writer import HistoryWriter
 
 
 def test_turn_token_short_is_identity_long_is_distinct() -> None:
@@ -66,6 +67,20 @@ def test_merge_orders_by_time_and_pairs_ops(tmp_path: Path) -> None:
     assert merge([]) == []
 
 
+def test_pair_ops_pairs_per_process_in_completion_order() -> None:
+    def ev(i: int, process: int | str, type: str, f: str = "read") -> Event:
+        return Event(i, i, process, type, f, "s")
+
+    events = [ev(0, 0, "invoke"), ev(1, 1, "invoke"), ev(2, "nemesis", "info", "kill"),
+              ev(3, 1, "ok"),  # 1's op completes before 0's
+              ev(4, 0, "invoke"),  # 0 invokes again: its first op never completed
+              ev(5, 2, "invoke"), ev(6, 0, "fail"), ev(7, 3, "info", "open"),
+              ev(8, 4, "invoke")]  # still open at the end, after 2's
+    got = [(i.index, c.index if c else None) for i, c in pair_ops(events)]
+    assert got == [(1, 3), (0, None), (4, 6), (5, None), (8, None)]
+    assert [(i.index, c.index if c else None) for i, c in iter_ops(events)] == sorted(got)
+
+
 def test_a_store_changing_its_own_list_in_place_is_logged_as_it_was(tmp_path: Path) -> None:
     from harness.plan import Op
     from harness.runner.worker import execute
@@ -97,9 +112,9 @@ def test_fast_lines_are_the_bytes_line_makes(tmp_path: Path, process: int | str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import orjson
 
-    import harness.history
+    import harness.runner.history_writer
 
-    monkeypatch.setattr(harness.history, "monotonic_ns", lambda: 123456789)
+    monkeypatch.setattr(harness.runner.history_writer, "monotonic_ns", lambda: 123456789)
     value = ["user", 'quote " percent %s é 🙂\n']
     with HistoryWriter(tmp_path / "0.jsonl", process) as w:
         slow = w.line("ok", "append", "s1.0", value)

@@ -10,10 +10,7 @@ and the grant loop that runs one worker at a time so one seed gives one interlea
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import orjson
+from typing import TYPE_CHECKING
 
 from harness.runner.control.driver import Controller
 from harness.runner.control.hooks import Attach
@@ -29,7 +26,6 @@ __all__ = [
     "Attach",
     "Controller",
     "Trace",
-    "control_stats",
     "controller_for",
     "read_trace",
 ]
@@ -43,14 +39,3 @@ def controller_for(sc: Scenario, plan: Plan) -> Controller | None:
     from harness.plan import step_estimate
 
     return Controller(spec, plan.seed, len(plan.streams), steps_estimate=step_estimate(plan.streams))
-
-
-def control_stats(run_dir: Path) -> dict[str, Any]:
-    """``{"control": summary}`` for a controlled run's stats, ``{}`` for a free one."""
-    p = Path(run_dir) / TRACE_FILE
-    if not p.is_file():
-        return {}
-    try:
-        return {"control": orjson.loads(p.read_bytes())["summary"]}
-    except (OSError, orjson.JSONDecodeError, KeyError):
-        return {}

@@ -40,6 +40,7 @@ from harness.runner.control.trace import Trace
 from harness.scenario_control import ControlSpec
 
 if TYPE_CHECKING:
+    from harness.runner.launch import Handle
     from harness.runner.nemesis.stepped import SteppedNemesis
 
 __all__ = ["Controller"]
@@ -220,7 +221,7 @@ class Controller:
 
     # --- the grant loop -----------------------------------------------------------------
 
-    def _start(self, procs: Sequence[Any], deadline: float) -> None:
+    def _start(self, procs: Sequence[Handle], deadline: float) -> None:
         """Wait until every worker stands at its start point (or died before)."""
         while time.monotonic() < deadline:
             for slot, p in enumerate(procs):
@@ -281,7 +282,7 @@ class Controller:
         self._pump(min(self.bound, 0.05))
         return None
 
-    def drive(self, procs: Sequence[Any], deadline: float, pin: Sequence[int] = (),
+    def drive(self, procs: Sequence[Handle], deadline: float, pin: Sequence[int] = (),
               nemesis: SteppedNemesis | None = None,
               check: Callable[[], None] = lambda: None) -> Trace:
         """Run the grant loop until every worker is done or ``deadline`` (monotonic s),
@@ -297,7 +298,8 @@ class Controller:
                 with suppress(OSError):
                     os.sched_setaffinity(pid, cpus)
 
-    def _drive(self, procs: Sequence[Any], deadline: float, check: Callable[[], None]) -> Trace:
+    def _drive(self, procs: Sequence[Handle], deadline: float,
+               check: Callable[[], None]) -> Trace:
         t0 = time.monotonic()
         self._start(procs, min(deadline, t0 + _START_S))
         running: _Worker | None = None
@@ -348,7 +350,7 @@ class Controller:
         return {"op": w.op, "point": w.label if w.state == READY else "",
                 "blocked": w.state == BLOCKED}
 
-    def replaced(self, slot: int, proc: Any | None) -> None:
+    def replaced(self, slot: int, proc: Handle | None) -> None:
         w = self.workers[slot]
         if w.fd in self.socks:  # the dead process's end: drop it, the slot lives on
             self.poller.unregister(w.fd)

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from harness.history import Event
+from harness.history import Event, pair_ops
 
 __all__ = ["WRITES", "fault_summary"]
 
@@ -80,20 +80,12 @@ class _OpIndex:
         self.killed = {e.value["process"]: e.time + 1 for e in events
                        if e.process == "nemesis" and e.f == "kill"
                        and isinstance(e.value, dict) and "process" in e.value}
-        pending: dict[Any, Event] = {}
-        for e in events:
-            if e.process in ("nemesis", "final"):
+        for inv, done in pair_ops(events):
+            if inv.process in ("nemesis", "final"):
                 continue
-            if e.type == "invoke":
-                if e.process in pending:
-                    self._add(pending.pop(e.process), None)
-                pending[e.process] = e
-            elif e.process in pending:
-                self._add(pending.pop(e.process), e)
-                if e.type in ("fail", "info"):
-                    self.errors.setdefault(e.process, []).append(e.time)
-        for inv in pending.values():
-            self._add(inv, None)
+            self._add(inv, done)
+            if done is not None and done.type in ("fail", "info"):
+                self.errors.setdefault(inv.process, []).append(done.time)
         self.starts = {p: [o[0] for o in v] for p, v in self.by_proc.items()}
 
     def _add(self, inv: Event, done: Event | None) -> None:

@@ -16,7 +16,7 @@ from harness.backends.redis import ManagedRedis
 from harness.errors import InputError
 from harness.faults import fault_kind
 from harness.faults.base import Fault
-from harness.history import HistoryWriter
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.nemesis.board import Board
 from harness.runner.nemesis.redis_link import ServerLink
 
@@ -62,7 +62,7 @@ class Slots:
     def live(self, slot: int) -> tuple[int, Any] | None:
         """(process number, process) running ``slot`` now, or None if it has finished."""
         cur = self._slots().get(slot)
-        return cur if cur is not None and cur[1].is_alive() else None
+        return cur if cur is not None and cur[1].alive else None
 
     def replace(self, slot: int) -> tuple[int, Any] | None:
         """After a kill: a new process continuing ``slot`` after its op in flight. The
