@@ -81,6 +81,18 @@ def _finish(show: Callable[[], None], code: int) -> NoReturn:
     sys.exit(code)
 
 
+class _Stdout(Console):
+    """The console of the summaries. Rich's own answer to a closed pipe is SystemExit(1),
+    which reads as "violations found"; this one raises BrokenPipeError for :func:`_finish`."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def _stdout() -> Console:
+    return _Stdout(highlight=False, soft_wrap=True)
+
+
 class _Seconds(click.FloatRange):
     """A finite number of seconds in a range (click's FloatRange lets ``nan`` through)."""
 
@@ -213,7 +225,7 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
                                    allow_destructive_faults=allow_destructive_faults)
     except HarnessError as err:
         _fail(str(err))
-    _finish(lambda: print_run(res), res.exit_code)
+    _finish(lambda: print_run(res, _stdout()), res.exit_code)
 
 
 def _with_control(sc: Any, controlled: bool, strategy: str | None,
@@ -304,7 +316,7 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
             write_json(p / "recheck.json", check_dict(result))
         except OSError as err:
             _fail(f"cannot write {p / 'recheck.json'}: {err.strerror or err}")
-    _finish(lambda: print_check(result), 0 if result.valid is True else 1)
+    _finish(lambda: print_check(result, _stdout()), 0 if result.valid is True else 1)
 
 
 @cli.command("stores")
@@ -369,7 +381,7 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
 
     def show() -> None:
         click.echo(f"fidelity: {faithful}/{runs} replays gave the same history and violations")
-        print_run(res)
+        print_run(res, _stdout())
 
     _finish(show, res.exit_code)
 

@@ -263,7 +263,7 @@ def event_problem(d: Any) -> str | None:
     p, t, f = d["process"], d["type"], d["f"]
     if not (_is_int(p) or isinstance(p, str)):
         return f"process must be an integer or a name, got {p!r:.40}"
-    if t not in TYPES:
+    if not isinstance(t, str) or t not in TYPES:
         return f"unknown type {t!r:.40} (known: {', '.join(sorted(TYPES))})"
     if not isinstance(f, str) or not (f in EVENT_FS or (p == "nemesis" and f)):
         return f"unknown f {f!r:.40} (known: {', '.join(sorted(EVENT_FS))})"
