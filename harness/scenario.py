@@ -2,7 +2,9 @@
 
 A scenario is plain data (as a Jepsen test map is): which store, how many workers doing
 how many operations over how many sessions, with which op weights and payloads, against
-which target. Every error is a :class:`ScenarioError` naming the file and the key.
+which target. Every error is a :class:`ScenarioError` naming the file and the key; the
+upper bounds (workers, sessions, ops, payload, duration, seed, name) are
+:mod:`harness.limits`'s.
 
 Example::
 
