@@ -59,7 +59,7 @@ def test_overrides_are_validated() -> None:
         ({"workers": 1_000_000_000}, "workers must be at most 1024"),
         ({"sessions": 1_000_000_000}, "sessions must be at most 10000"),
         ({"ops": 1_000_000_000_000}, "ops must be at most 100000000 per worker"),
-        ({"workers": 64, "ops": 100_000_000}, "planned ops need about"),
+        ({"workers": 64, "ops": 100_000_000, "session_lifetime": 0}, "planned ops need about"),
         ({"ops": 10_000_000, "session_lifetime": 1}, "sessions x generations"),
         ({"payload": {"max_bytes": 10_000_000_000}}, "payload.max_bytes must be at most"),
         ({"payload": {"max_bytes": True}}, "payload.max_bytes must be a non-negative integer"),
