@@ -1,51 +1,194 @@
-"""The ``harness`` command: run, check, stores.
+"""The ``harness`` command: run, check, replay, shrink, stores.
 
 Exit codes (docs/design.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
-with a one-line reason and no traceback.
+with a one-line reason on stderr and no traceback; 130 interrupted by Ctrl-C (SIGINT)
+before a verdict existed (while the plan was built, say), so nothing is judged.
+
+Output: the verdict is the exit code, and the reports on disk are complete before anything
+is printed. A reader that closes the pipe early (``harness run ... | head -1``) does not
+change the exit code; stdout that cannot be written for another reason (``> /dev/full``,
+an I/O error) is exit 2 with one line on stderr, since the output asked for was lost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import math
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from harness.errors import HarnessError, InputError
+from harness import limits
+from harness.errors import HarnessError
 
 __all__ = ["main"]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
+#: The exit code of a run interrupted by Ctrl-C before it had a verdict (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
-def _fail(msg: str, code: int = 2) -> None:
-    click.echo(f"harness: error: {msg}", err=True)
+
+def _say(msg: str) -> None:
+    """One line on stderr; a stderr that cannot be written is left alone (the exit code
+    still tells)."""
+    with contextlib.suppress(OSError):
+        click.echo("harness: " + " ".join(msg.split()), err=True)
+
+
+def _fail(msg: str, code: int = 2) -> NoReturn:
+    _say(f"error: {msg}")
     sys.exit(code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's own flush at exit finds nothing to
+    complain about (it would print "Exception ignored" and exit 120)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (click's test runner)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
+def _output_failed(err: OSError, code: int) -> int:
+    """The exit code once writing stdout raised ``err``: the verdict's own ``code`` when
+    the reader went away (EPIPE), else 2 with one line."""
+    _silence_stdout()
+    if isinstance(err, BrokenPipeError) or err.errno == errno.EPIPE:
+        return code
+    _say(f"error: cannot write the output to stdout: {err.strerror or err}")
+    return 2
+
+
+def _finish(show: Callable[[], None], code: int) -> NoReturn:
+    """Print the result (``show``) and exit ``code``, keeping the output rules of the module
+    docstring."""
+    try:
+        show()
+        sys.stdout.flush()
+    except OSError as err:
+        code = _output_failed(err, code)
+    sys.exit(code)
+
+
+class _Stdout(Console):
+    """The console of the summaries. Rich's own answer to a closed pipe is SystemExit(1),
+    which reads as "violations found"; this one raises BrokenPipeError for :func:`_finish`."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def _stdout() -> Console:
+    return _Stdout(highlight=False, soft_wrap=True)
+
+
+class _Seconds(click.FloatRange):
+    """A finite number of seconds in a range (click's FloatRange lets ``nan`` through)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if not math.isfinite(rv):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return rv
+
+
+def _redis_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--redis-url``, refused here if redis-py would refuse it (before anything starts)."""
+    from harness.scenario import redis_url_problem
+
+    problem = redis_url_problem(value) if value else None
+    if problem:
+        raise click.BadParameter(problem, ctx, param)
+    return value
+
+
+class _Harness(click.Group):
+    """The command group; its :meth:`main` keeps the exit codes of the module docstring
+    whatever is raised: click's usage errors become one line and exit 2 (click prints
+    three and its FileError exits 1), Ctrl-C exits 130, an unexpected exception one line
+    and exit 2 rather than a traceback and exit 1 (which reads as "violations found")."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        except click.exceptions.NoArgsIsHelpError as exc:  # no command: usage, on stdout
+            click.echo(exc.ctx.get_help())
+            code = 2
+        except click.ClickException as exc:
+            hint = (f" (see `{exc.ctx.command_path} -h`)"
+                    if isinstance(exc, click.UsageError) and exc.ctx else "")
+            _say(f"error: {exc.format_message()}{hint}")
+            code = 2
+        except (click.Abort, KeyboardInterrupt):
+            _say("interrupted (SIGINT) before a verdict: nothing was judged")
+            code = EXIT_INTERRUPTED
+        except OSError as err:
+            code = _output_failed(err, 2) if _is_stdout_error(err) else _internal(err)
+        except Exception as err:  # the last resort; the fuzz test asserts it never fires
+            code = _internal(err)
+        try:
+            sys.stdout.flush()
+        except OSError as err:
+            code = _output_failed(err, code)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _is_stdout_error(err: OSError) -> bool:
+    return err.errno in (errno.EPIPE, errno.ENOSPC, errno.EIO) and err.filename is None
+
+
+def _internal(err: BaseException) -> int:
+    _say(f"internal error: {type(err).__name__}: {err} (a bug in harness: please report it "
+         "with the command that caused it)")
+    return 2
+
+
+@click.group(cls=_Harness, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="harness")
 def cli() -> None:
     """Multi-process chaos and concurrency stress harness for the memory stores of LLM
-    agents. Exit codes: 0 no violation, 1 violations found, 2 bad input or setup."""
+    agents.
+
+    \b
+    Exit codes: 0 no violation, 1 violations found, 2 bad input or setup (one line on
+    stderr), 130 interrupted by Ctrl-C before a verdict. A reader closing the pipe early
+    (| head) leaves the exit code as it was; stdout that cannot be written (/dev/full)
+    is exit 2."""
 
 
 @cli.command()
 @click.argument("scenario", metavar="SCENARIO")
-@click.option("--seed", type=click.IntRange(min=0), help="Seed of the plan (default: the "
+@click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), help="Seed of the plan (default: the "
               "scenario's, else a random one, printed so the run can be reproduced).")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes.")
 @click.option("--ops", type=click.IntRange(min=0), help="Operations per worker.")
 @click.option("--sessions", type=click.IntRange(min=1), help="Sessions shared by the workers.")
-@click.option("--duration", type=click.FloatRange(min=0, min_open=True),
+@click.option("--duration", type=_Seconds(min=0, min_open=True, max=limits.MAX_DURATION_S),
               help="Seconds before remaining work is stopped.")
 @click.option("--store", "store", metavar="SPEC",
               help="Built-in store name (see `harness stores`) or package.module:factory.")
-@click.option("--redis-url", metavar="URL", default="",
+@click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
               help="Use this external Redis (keys under a run namespace, never flushed) "
                    "instead of starting a redis-server.")
 @click.option("--allow-destructive-faults", is_flag=True, help="Let faults that destroy "
@@ -80,12 +223,9 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
             else:
                 res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say,
                                    allow_destructive_faults=allow_destructive_faults)
-    except InputError as err:
-        _fail(str(err))
     except HarnessError as err:
         _fail(str(err))
-    print_run(res)
-    sys.exit(res.exit_code)
+    _finish(lambda: print_run(res, _stdout()), res.exit_code)
 
 
 def _with_control(sc: Any, controlled: bool, strategy: str | None,
@@ -156,7 +296,8 @@ class _progress:
 @cli.command("check")
 @click.argument("path", metavar="RUN_DIR_OR_HISTORY")
 @click.option("--exact", is_flag=True, help="Also search for a linearization per session.")
-@click.option("--budget", type=float, default=30.0, show_default=True,
+@click.option("--budget", type=_Seconds(min=0, min_open=True, max=limits.MAX_DURATION_S),
+              default=30.0, show_default=True,
               help="Seconds for the exact search; past it the verdict is unknown.")
 def check_cmd(path: str, exact: bool, budget: float) -> None:
     """Re-run the checker over a stored history (a newer checker on an old run)."""
@@ -170,11 +311,13 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
     except HarnessError as err:
         _fail(str(err))
     result = check_safe(check, events, exact=exact, budget_s=budget)
-    print_check(result)
     p = Path(path)
     if p.is_dir():
-        write_json(p / "recheck.json", check_dict(result))
-    sys.exit(0 if result.valid is True else 1)
+        try:
+            write_json(p / "recheck.json", check_dict(result))
+        except OSError as err:
+            _fail(f"cannot write {p / 'recheck.json'}: {err.strerror or err}")
+    _finish(lambda: print_check(result, _stdout()), 0 if result.valid is True else 1)
 
 
 @cli.command("stores")
@@ -183,9 +326,13 @@ def stores_cmd() -> None:
     from harness.stores import BUILTINS
 
     width = max(len(s) for s in BUILTINS)
-    for name, info in BUILTINS.items():
-        caught = f"  [caught as {info.expected}]" if info.expected else ""
-        click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+
+    def show() -> None:
+        for name, info in BUILTINS.items():
+            caught = f"  [caught as {info.expected}]" if info.expected else ""
+            click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+
+    _finish(show, 0)
 
 
 _RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
@@ -198,7 +345,8 @@ _RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
               "the seed.")
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Replay this many times, comparing each with the original.")
-@click.option("--redis-url", metavar="URL", default="", help="As for `run`.")
+@click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
+              help="As for `run`.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
 def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: Path) -> None:
@@ -208,6 +356,16 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
     from harness.report import print_run, write_json
 
     faithful = 0
+    lost: list[OSError] = []  # how stdout failed while the replays went on, if it did
+
+    def echo(msg: str) -> None:
+        if not lost:
+            try:
+                click.echo(msg)
+                sys.stdout.flush()
+            except OSError as err:
+                lost.append(err)
+
     try:
         for i in range(runs):
             res = replay(run_dir, source=source, reports=reports, redis_url=redis_url)
@@ -215,13 +373,18 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
             write_json(res.run_dir / "fidelity.json",
                        {"original": str(run_dir), "source": source, **fid.to_dict()})
             faithful += fid.faithful
-            click.echo(f"replay {i + 1}/{runs} from the {source}: {res.run_dir}")
-            click.echo(f"  {'faithful' if fid.faithful else 'NOT FAITHFUL'}: {fid.line()}")
+            echo(f"replay {i + 1}/{runs} from the {source}: {res.run_dir}")
+            echo(f"  {'faithful' if fid.faithful else 'NOT FAITHFUL'}: {fid.line()}")
     except HarnessError as err:
         _fail(str(err))
-    click.echo(f"fidelity: {faithful}/{runs} replays gave the same history and violations")
-    print_run(res)
-    sys.exit(res.exit_code)
+    if lost:
+        sys.exit(_output_failed(lost[0], res.exit_code))
+
+    def show() -> None:
+        click.echo(f"fidelity: {faithful}/{runs} replays gave the same history and violations")
+        print_run(res, _stdout())
+
+    _finish(show, res.exit_code)
 
 
 @cli.command("shrink")
@@ -232,9 +395,11 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
               help="Where repro.toml and the test go (default: RUN_DIR).")
 @click.option("--max-runs", type=click.IntRange(min=1), default=300, show_default=True,
               help="At most this many candidate runs.")
-@click.option("--budget", type=click.FloatRange(min=1), default=300.0, show_default=True,
+@click.option("--budget", type=_Seconds(min=1, max=limits.MAX_DURATION_S), default=300.0,
+              show_default=True,
               help="Seconds of shrinking at most.")
-@click.option("--redis-url", metavar="URL", default="", help="As for `run`.")
+@click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
+              help="As for `run`.")
 def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
                budget: float, redis_url: str) -> None:
     """Minimize a failing run (faults, workers, ops, sessions, scheduling steps) while it
@@ -247,17 +412,21 @@ def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
     except HarnessError as err:
         _fail(str(err))
     o, c = r.original, r.case
-    click.echo(f"{r.kind}: {len(o.streams)} workers, {o.ops} ops, {o.sessions} sessions, "
-               f"{len(o.trace)} steps -> {len(c.streams)} workers, {c.ops} ops, "
-               f"{c.sessions} sessions, {len(c.trace)} steps"
-               + (f", {len(o.faults)} -> {len(c.faults)} faults" if o.faults else "")
-               + f" ({r.runs} runs, {r.seconds:.1f} s)")
-    click.echo(f"wrote {r.repro}\nwrote {r.test}")
-    if r.reference is not None:
-        click.echo(f"on the reference store {r.reference!r} it "
-                   f"{'passes' if r.reference_passes else 'STILL FAILS'}")
+
+    def show() -> None:
+        click.echo(f"{r.kind}: {len(o.streams)} workers, {o.ops} ops, {o.sessions} sessions, "
+                   f"{len(o.trace)} steps -> {len(c.streams)} workers, {c.ops} ops, "
+                   f"{c.sessions} sessions, {len(c.trace)} steps"
+                   + (f", {len(o.faults)} -> {len(c.faults)} faults" if o.faults else "")
+                   + f" ({r.runs} runs, {r.seconds:.1f} s)")
+        click.echo(f"wrote {r.repro}\nwrote {r.test}")
+        if r.reference is not None:
+            click.echo(f"on the reference store {r.reference!r} it "
+                       f"{'passes' if r.reference_passes else 'STILL FAILS'}")
+
+    _finish(show, 0)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point: exits with the codes of the module docstring."""
     cli.main(args=argv, prog_name="harness")

@@ -46,15 +46,20 @@ from harness.errors import HistoryError
 
 __all__ = [
     "COMPLETIONS",
+    "EVENT_FS",
+    "OP_FS",
     "TOKEN_INLINE",
+    "TYPES",
     "Event",
     "Pair",
+    "event_problem",
     "iter_ops",
     "merge",
     "pair_ops",
     "read_history",
     "read_log",
     "turn_token",
+    "value_problem",
     "write_history",
 ]
 
@@ -115,9 +120,101 @@ class Event:
         )
 
 
+#: Every ``type`` an event may have.
+TYPES = frozenset({"invoke"}) | COMPLETIONS
+#: The operations a worker logs (the store capabilities; a unit test keeps them equal).
+OP_FS = frozenset({"append", "read", "snapshot", "rollback", "list_snapshots"})
+#: Every ``f`` a worker (or the final reader) logs: the ops, and a store that could not be
+#: opened or closed. Fault events (``process = "nemesis"``) may carry any ``f``: their
+#: names are the fault kinds, which the nemesis owns. A new kind of worker event must be
+#: added here, or ``harness check`` refuses the histories that hold it.
+EVENT_FS = OP_FS | {"open", "close"}
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int
+
+
+def _pair(v: Any) -> bool:
+    return type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str
+
+
+def event_problem(d: Any) -> str | None:
+    """Why a parsed line is not a history event (docs/design.md, "The history"), or None.
+
+    Checked: an object; ``time`` an integer, ``index`` and ``pid`` integers when present;
+    ``process`` an integer or a name; ``type`` and ``f`` known (see :data:`EVENT_FS`);
+    ``session`` and ``error`` strings or null; an op's session a string; the outer shape
+    of an op's value (a read's turns are checked by :func:`value_problem`)."""
+    if not isinstance(d, dict):
+        return f"a JSON {type(d).__name__}, not an object"
+    for key in ("time", "process", "type", "f"):
+        if key not in d:
+            return f"no {key!r}"
+    if not _is_int(d["time"]) or not all(_is_int(d.get(k, 0)) for k in ("index", "pid")):
+        return "time, index and pid must be integers"
+    p, t, f = d["process"], d["type"], d["f"]
+    if not (_is_int(p) or isinstance(p, str)):
+        return f"process must be an integer or a name, got {p!r:.40}"
+    if not isinstance(t, str) or t not in TYPES:
+        return f"unknown type {t!r:.40} (known: {', '.join(sorted(TYPES))})"
+    if not isinstance(f, str) or not (f in EVENT_FS or (p == "nemesis" and f)):
+        return f"unknown f {f!r:.40} (known: {', '.join(sorted(EVENT_FS))})"
+    session, error = d.get("session"), d.get("error")
+    if not (session is None or isinstance(session, str)):
+        return f"session must be a string or null, got {session!r:.40}"
+    if not (error is None or isinstance(error, str)):
+        return f"error must be a string or null, got {error!r:.40}"
+    if f in OP_FS:
+        return _op_problem(t, f, session, d.get("value"))
+    return None
+
+
+def _str(v: Any) -> bool:
+    return type(v) is str
+
+
+def _list(v: Any) -> bool:
+    return type(v) is list
+
+
+#: What an op's value must be: in every event of an append or a rollback (fail and info
+#: carry the invoke's value, or null), in the ok completion of the others (their invoke
+#: has none).
+_SHAPES = {"append": ("[role, token]", _pair), "rollback": ("a snapshot id", _str),
+           "read": ("a list of turns", _list), "snapshot": ("a snapshot id", _str),
+           "list_snapshots": ("a list of snapshot ids", _list)}
+
+
+def _op_problem(t: str, f: str, session: str | None, v: Any) -> str | None:
+    """The outer shape of an op event's value, by ``f`` (the table of the module docstring)."""
+    if session is None:
+        return f"a {f} event needs a session"
+    if t != "ok" and f not in ("append", "rollback"):
+        return None
+    if t in ("fail", "info") and v is None:
+        return None
+    what, ok = _SHAPES[f]
+    return None if ok(v) else f"a {t} {f} value must be {what}, got {v!r:.40}"
+
+
+def value_problem(e: Event) -> str | None:
+    """What :func:`event_problem` leaves out, being per turn: every turn of an ok read a
+    ``[role, token]`` pair, every id of an ok list_snapshots a string."""
+    if e.type != "ok":
+        return None
+    if e.f == "read" and not all(map(_pair, e.value)):
+        return "an ok read value must be a list of [role, token] pairs"
+    if e.f == "list_snapshots" and not all(map(_str, e.value)):
+        return "an ok list_snapshots value must be a list of snapshot ids"
+    return None
+
+
 def read_log(path: str | os.PathLike[str]) -> list[Event]:
     """Read one JSON-lines log. A torn or garbled *last* line is dropped (the writer died
-    mid-write); a garbled line anywhere else is an error, since it means a corrupt file."""
+    mid-write); a garbled line anywhere else is an error, since it means a corrupt file, and
+    so is a line that is JSON but no history event (:func:`event_problem`). An empty log is
+    an empty list (a worker killed before its first event)."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -130,11 +227,15 @@ def read_log(path: str | os.PathLike[str]) -> list[Event]:
         if not line.strip():
             continue
         try:
-            events.append(Event.from_dict(orjson.loads(line)))
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+            d = orjson.loads(line)
+        except orjson.JSONDecodeError as err:
             if n >= last - 1 and not any(x.strip() for x in lines[n + 1 :]):
                 break  # torn tail
-            raise HistoryError(f"{p}:{n + 1}: not a history event ({err})") from err
+            raise HistoryError(f"{p}:{n + 1}: not a history event ({err})") from None
+        problem = event_problem(d)
+        if problem is not None:
+            raise HistoryError(f"{p}:{n + 1}: not a history event: {problem}")
+        events.append(Event.from_dict(d))
     return events
 
 
@@ -148,19 +249,33 @@ def merge(logs: Iterable[Sequence[Event]]) -> list[Event]:
 
 def read_history(path: str | os.PathLike[str]) -> list[Event]:
     """Read a history: a merged ``history.jsonl``, a run directory (its ``history.jsonl``,
-    else its per-worker logs under ``history/``), or a directory of ``*.jsonl`` logs."""
+    else its per-worker logs under ``history/``), or a directory of ``*.jsonl`` logs.
+
+    Raises HistoryError for what is not a history: no events at all (an empty or blank
+    file, ``/dev/null``), a line that is no history event, a read whose turns are no
+    ``[role, token]`` pairs."""
     p = Path(path)
     if p.is_dir():
         if (p / "history.jsonl").is_file():
-            return read_log(p / "history.jsonl")
-        logs_dir = p / "history" if (p / "history").is_dir() else p
-        files = sorted(logs_dir.glob("*.jsonl"))
-        if not files:
-            raise HistoryError(f"{p}: no history.jsonl and no *.jsonl logs in it")
-        return merge(read_log(f) for f in files)
-    if not p.exists():
+            events = read_log(p / "history.jsonl")
+        else:
+            logs_dir = p / "history" if (p / "history").is_dir() else p
+            files = sorted(logs_dir.glob("*.jsonl"))
+            if not files:
+                raise HistoryError(f"{p}: no history.jsonl and no *.jsonl logs in it")
+            events = merge(read_log(f) for f in files)
+    elif not p.exists():
         raise HistoryError(f"{p}: no such file or directory")
-    return read_log(p)
+    else:
+        events = read_log(p)
+    if not events:
+        raise HistoryError(f"{p}: not a history: no events in it")
+    for e in events:
+        problem = value_problem(e)
+        if problem is not None:
+            raise HistoryError(f"{p}: not a history: event {e.index} ({e.process} {e.type} "
+                               f"{e.f}): {problem}")
+    return events
 
 
 def write_history(path: str | os.PathLike[str], events: Iterable[Event]) -> None:

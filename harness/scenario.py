@@ -2,7 +2,9 @@
 
 A scenario is plain data (as a Jepsen test map is): which store, how many workers doing
 how many operations over how many sessions, with which op weights and payloads, against
-which target. Every error is a :class:`ScenarioError` naming the file and the key.
+which target. Every error is a :class:`ScenarioError` naming the file and the key; the
+upper bounds (workers, sessions, ops, payload, duration, seed, name) are
+:mod:`harness.limits`'s.
 
 Example::
 
@@ -38,11 +40,13 @@ Example::
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from harness import limits
 from harness.errors import ScenarioError
 from harness.faults.tables import check_fault
 from harness.scenario_control import ControlSpec, parse_control
@@ -215,18 +219,8 @@ def _need(ok: bool, source: str, msg: str) -> None:
 def validate(sc: Scenario) -> Scenario:
     """Check types and ranges; return the scenario unchanged or raise ScenarioError."""
     src = sc.source or "<scenario>"
-    for name in ("workers", "ops", "sessions", "session_lifetime"):
-        v = getattr(sc, name)
-        _need(isinstance(v, int) and not isinstance(v, bool), src, f"{name} must be an integer, got {v!r}")
-    _need(sc.workers >= 1, src, f"workers must be at least 1, got {sc.workers}")
-    _need(sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
-    _need(sc.sessions >= 1, src, f"sessions must be at least 1, got {sc.sessions}")
-    _need(sc.session_lifetime >= 0, src, f"session_lifetime must be >= 0, got {sc.session_lifetime}")
-    _need(isinstance(sc.duration, int | float) and sc.duration > 0, src,
-          f"duration must be a positive number of seconds, got {sc.duration!r}")
-    _need(sc.seed is None or (isinstance(sc.seed, int) and sc.seed >= 0), src,
-          f"seed must be a non-negative integer, got {sc.seed!r}")
-    _need(isinstance(sc.store, str) and bool(sc.store), src, "store must be a non-empty string")
+    _validate_types(sc, src)
+    _validate_bounds(sc, src)
     from harness.backends import NAMES
 
     _need(sc.backend is None or sc.backend in NAMES, src,
@@ -237,19 +231,98 @@ def validate(sc: Scenario) -> Scenario:
 
     bad = sorted(set(sc.weights) - ALL_CAPABILITIES)
     _need(not bad, src, f"unknown weight {bad[0] if bad else ''!r} (known: {', '.join(sorted(ALL_CAPABILITIES))})")
-    _need(all(isinstance(v, int) and v >= 0 for v in sc.weights.values()), src,
+    _need(all(_integer(v) and v >= 0 for v in sc.weights.values()), src,
           "weights must be non-negative integers")
     _need(sc.weights.get("append", 0) > 0, src, "weights.append must be > 0")
-    _need(isinstance(sc.payload.max_bytes, int) and sc.payload.max_bytes >= 0, src,
-          "payload.max_bytes must be a non-negative integer")
-    _need(isinstance(sc.payload.long_rate, int | float) and 0 <= sc.payload.long_rate <= 1, src,
-          "payload.long_rate must be between 0 and 1")
     _need(sc.redis.persistence in PERSISTENCE, src,
           f"redis.persistence must be one of {', '.join(PERSISTENCE)}, got {sc.redis.persistence!r}")
     control_spec(sc)  # the [control] table (controlled mode)
     for n, fault in enumerate(sc.faults):
         check_fault(fault, sc.workers, f"{src}: faults[{n}]")
     return sc
+
+
+def _integer(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _validate_types(sc: Scenario, src: str) -> None:
+    """Every field of the type it must have (TOML gives any type to any key)."""
+    for name in ("workers", "ops", "sessions", "session_lifetime"):
+        v = getattr(sc, name)
+        _need(_integer(v), src, f"{name} must be an integer, got {v!r}")
+    for name, v in (("name", sc.name), ("description", sc.description), ("store", sc.store),
+                    ("start_method", sc.start_method), ("redis.url", sc.redis.url),
+                    ("redis.persistence", sc.redis.persistence)):
+        _need(isinstance(v, str), src, f"{name} must be a string, got {v!r}")
+    _need(sc.backend is None or isinstance(sc.backend, str), src,
+          f"backend must be a string, got {sc.backend!r}")
+    _need(bool(sc.store), src, "store must be a non-empty string")
+    _need(_number(sc.duration) and math.isfinite(sc.duration) and sc.duration > 0, src,
+          f"duration must be a positive number of seconds, got {sc.duration!r}")
+    _need(sc.seed is None or (_integer(sc.seed) and 0 <= sc.seed <= limits.MAX_SEED), src,
+          f"seed must be an integer from 0 to 2**64 - 1, got {sc.seed!r}")
+    _need(isinstance(sc.weights, dict), src, "[weights] must be a table")
+    _need(_integer(sc.payload.max_bytes) and sc.payload.max_bytes >= 0, src,
+          "payload.max_bytes must be a non-negative integer")
+    rate = sc.payload.long_rate
+    _need(_number(rate) and 0 <= rate <= 1, src, "payload.long_rate must be between 0 and 1")
+    problem = limits.name_problem(sc.name)
+    _need(problem is None, src, problem or "")
+    if sc.redis.url:
+        problem = redis_url_problem(sc.redis.url)
+        _need(problem is None, src, f"redis.url: {problem}")
+
+
+def _validate_bounds(sc: Scenario, src: str) -> None:
+    """Lower bounds, and the upper bounds of :mod:`harness.limits` (this machine's included)."""
+    _need(sc.workers >= 1, src, f"workers must be at least 1, got {sc.workers}")
+    _need(sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
+    _need(sc.sessions >= 1, src, f"sessions must be at least 1, got {sc.sessions}")
+    _need(sc.session_lifetime >= 0, src, f"session_lifetime must be >= 0, got {sc.session_lifetime}")
+    problem = limits.workers_problem(sc.workers)
+    _need(problem is None, src, problem or "")
+    _need(sc.sessions <= limits.MAX_SESSIONS, src,
+          f"sessions must be at most {limits.MAX_SESSIONS}, got {sc.sessions}")
+    _need(sc.ops <= limits.MAX_OPS, src, f"ops must be at most {limits.MAX_OPS} per worker, "
+          f"got {sc.ops}")
+    _need(sc.duration <= limits.MAX_DURATION_S, src,
+          f"duration must be at most {limits.MAX_DURATION_S:.0f} seconds (7 days), "
+          f"got {sc.duration!r}")
+    _need(sc.payload.max_bytes <= limits.MAX_PAYLOAD_BYTES, src,
+          f"payload.max_bytes must be at most {limits.MAX_PAYLOAD_BYTES} (64 MiB), "
+          f"got {sc.payload.max_bytes}")
+    generations = (max(sc.ops, 1) - 1) // sc.session_lifetime + 1 if sc.session_lifetime else 1
+    _need(sc.sessions * generations <= limits.MAX_SESSION_NAMES, src,
+          f"sessions x generations (ops / session_lifetime) must be at most "
+          f"{limits.MAX_SESSION_NAMES}, got {sc.sessions} x {generations}")
+    need = limits.plan_bytes(sc.workers, sc.ops, sc.payload.max_bytes, sc.payload.long_rate)
+    if need > _PLAN_BYTES_ASKED:
+        have = limits.memory_available()
+        _need(need <= have // 2, src,
+              f"workers x ops = {sc.workers * sc.ops} planned ops need about "
+              f"{need / 2**30:.1f} GiB to plan, more than half of the memory available "
+              f"({have / 2**30:.1f} GiB): lower workers, ops or payload.max_bytes")
+
+
+#: Plans estimated below this size are built without asking how much memory is free.
+_PLAN_BYTES_ASKED = 256 * 2**20
+
+
+def redis_url_problem(url: str) -> str | None:
+    """Why redis-py would refuse ``url`` (its own ``parse_url`` says), or None. Checked
+    before anything starts, so no cleanup meets the error a second time."""
+    from redis.connection import parse_url
+
+    try:
+        parse_url(url)  # type: ignore[no-untyped-call]
+    except (ValueError, TypeError) as err:
+        return f"not a Redis URL ({err})"
+    return None
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 def control_spec(sc: Scenario) -> ControlSpec:

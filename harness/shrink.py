@@ -202,7 +202,14 @@ def _load_case(run_dir: Path) -> Case:
 
 
 def _kind(run_dir: Path, store: str, asked: str | None) -> str:
-    counts = orjson.loads((run_dir / "report.json").read_bytes())["check"]["counts"]
+    try:
+        counts = orjson.loads((run_dir / "report.json").read_bytes())["check"]["counts"]
+        if not isinstance(counts, dict):
+            raise TypeError(f"counts is a {type(counts).__name__}")
+    except FileNotFoundError:
+        raise InputError(f"{run_dir}: no report.json (the run did not finish)") from None
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
+        raise InputError(f"{run_dir}/report.json: not a report ({err})") from None
     if asked:
         if asked not in counts:
             raise InputError(f"{run_dir}: no {asked!r} violation in this run "
@@ -286,8 +293,11 @@ def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
     info = resolve(base.store)
     kind = _kind(run_dir, base.store, kind)
     out = Path(out) if out is not None else run_dir
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="shrink-", dir=out))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="shrink-", dir=out))
+    except OSError as err:
+        raise InputError(f"cannot write to {out}: {err.strerror or err}") from None
     # Each candidate run starts its own redis-server (unless redis_url says otherwise): a
     # shared one keeps Lua scripts cached from run to run, which changes the commands a
     # client sends and so the trace a candidate follows.

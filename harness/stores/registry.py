@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
@@ -102,10 +102,19 @@ def _load(target: str, spec: str) -> Callable[..., Any]:
             f"unknown store {spec!r}: not a built-in (see `harness stores`) "
             "and not of the form package.module:factory"
         )
+    if mod_name.startswith("."):
+        raise StoreSpecError(f"store {spec!r}: {mod_name!r} is a relative module name; "
+                             "give the full package.module:factory")
     try:
         mod = importlib.import_module(mod_name)
     except ImportError as err:
         raise StoreSpecError(f"store {spec!r}: cannot import {mod_name!r} ({err})") from err
+    except SystemExit as err:  # else the harness would exit with the module's code, silently
+        raise StoreSpecError(f"store {spec!r}: importing {mod_name!r} called "
+                             f"sys.exit({err.code!r})") from None
+    except Exception as err:  # a syntax error, or the module raised at import
+        raise StoreSpecError(f"store {spec!r}: importing {mod_name!r} failed: "
+                             f"{type(err).__name__}: {err}") from None
     try:
         factory = getattr(mod, attr)
     except AttributeError:
@@ -124,6 +133,10 @@ def resolve(spec: str) -> StoreInfo:
         return known[spec]
     factory = _load(spec, spec)
     caps = getattr(factory, "capabilities", None)
+    if caps is not None and (isinstance(caps, str) or not isinstance(caps, Iterable)
+                             or not all(isinstance(c, str) for c in caps)):
+        raise StoreSpecError(f"store {spec!r}: capabilities must be a set of operation "
+                             f"names, got {caps!r}")
     capabilities = frozenset(caps) & ALL_CAPABILITIES if caps is not None else ALL_CAPABILITIES
     if inspect.isclass(factory) and caps is None:
         capabilities = frozenset(op for op, m in OPS.items() if hasattr(factory, m))

@@ -181,3 +181,60 @@ def test_every_event_is_on_disk_before_the_next_store_call(tmp_path: Path) -> No
         *[(t, f) for f in ("append", "read") for t in ("invoke", "ok")] * 4,
         ("invoke", "append")]
     assert events[-1].value == ["user", "c8"]
+
+
+_OK = b'{"index":0,"time":1,"process":0,"pid":1,"type":"invoke","f":"read","session":"s0","value":null}\n'
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "no events"),
+    (b"\n  \n\t\n", "no events"),
+    (b"[1, 2]\n" + _OK, "a JSON list, not an object"),
+    (b"5\n" + _OK, "a JSON int, not an object"),
+    (b'"x"\n' + _OK, "a JSON str, not an object"),
+    (_OK.replace(b'"invoke"', b'"zzz"') + _OK, "unknown type 'zzz'"),
+    (_OK.replace(b'"invoke"', b'["ok"]') + _OK, "unknown type \\['ok'\\]"),
+    (_OK.replace(b'"read"', b'"frobnicate"') + _OK, "unknown f 'frobnicate'"),
+    (_OK.replace(b'"time":1', b'"time":"1"') + _OK, "time, index and pid must be integers"),
+    (_OK.replace(b'"process":0', b'"process":null') + _OK, "process must be an integer"),
+    (_OK.replace(b'"session":"s0"', b'"session":7') + _OK, "session must be a string"),
+    (_OK.replace(b'"session":"s0"', b'"session":null') + _OK, "needs a session"),
+    (_OK.replace(b'"invoke"', b'"ok"').replace(b"null}", b"5}") + _OK, "must be a list of turns"),
+    (_OK.replace(b'"invoke"', b'"ok"').replace(b"null}", b"[[1, 2]]}"),
+     "list of \\[role, token\\] pairs"),
+    (_OK.replace(b'"read"', b'"append"') + _OK, "must be \\[role, token\\]"),
+])
+def test_check_refuses_what_is_not_a_history(tmp_path: Path, content: bytes,
+                                             message: str) -> None:
+    p = tmp_path / "h.jsonl"
+    p.write_bytes(content)
+    with pytest.raises(HistoryError, match=message) as err:
+        read_history(p)
+    assert "\n" not in str(err.value)
+
+
+def test_dev_null_and_directories_without_logs_are_not_histories(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match="no events"):
+        read_history("/dev/null")
+    with pytest.raises(HistoryError, match=r"no history\.jsonl and no"):
+        read_history(tmp_path)
+    (tmp_path / "history.jsonl").write_bytes(b"")
+    with pytest.raises(HistoryError, match="no events"):
+        read_history(tmp_path)
+
+
+def test_fault_events_may_name_any_kind_and_worker_events_only_known_ones(tmp_path: Path) -> None:
+    p = tmp_path / "h.jsonl"
+    fault = _OK.replace(b'"process":0', b'"process":"nemesis"').replace(b'"invoke"', b'"info"')
+    p.write_bytes(fault.replace(b'"read"', b'"a-new-fault-kind"') + _OK)
+    assert [e.f for e in read_history(p)] == ["a-new-fault-kind", "read"]
+    p.write_bytes(_OK.replace(b'"read"', b'"a-new-fault-kind"') + _OK)
+    with pytest.raises(HistoryError, match="unknown f"):
+        read_history(p)
+
+
+def test_the_ops_a_history_knows_are_the_store_capabilities() -> None:
+    from harness.history import OP_FS
+    from harness.stores.base import ALL_CAPABILITIES
+
+    assert OP_FS == ALL_CAPABILITIES

@@ -17,7 +17,7 @@ applies the same schedule (:meth:`Trace.fault_plan`).
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -88,5 +88,26 @@ def read_trace(run_dir: Path) -> Trace:
         raise HistoryError(f"{run_dir}: no {TRACE_FILE} (not a controlled run)") from None
     except (OSError, orjson.JSONDecodeError) as err:
         raise HistoryError(f"{p}: unreadable trace ({err})") from None
+    problem = _trace_problem(d)
+    if problem is not None:
+        raise HistoryError(f"{p}: not a trace: {problem}")
     d.pop("summary", None)
     return Trace(**d)
+
+
+def _trace_problem(d: Any) -> str | None:
+    """Why parsed ``trace.json`` content cannot be a :class:`Trace`, or None."""
+    if not isinstance(d, dict):
+        return f"a JSON {type(d).__name__}, not an object"
+    known = {f.name for f in fields(Trace)} | {"summary"}
+    if not {"strategy", "seed", "workers"} <= set(d) or not set(d) <= known:
+        return f"keys {sorted(d)[:12]}, expected {sorted(known)}"
+    kinds = {"grants": int, "ops": int, "busy": int, "blocked": int, "points": str,
+             "divergences": str, "faults": dict}
+    for key, kind in kinds.items():
+        v = d.get(key, [])
+        if not isinstance(v, list) or not all(type(x) is kind for x in v):
+            return f"{key} must be a list of {kind.__name__}"
+    if not all(type(f.get("id")) is int for f in d.get("faults", [])):
+        return "every fault needs an integer id"
+    return None
