@@ -1,7 +1,8 @@
 """A store for the supervision tests (not a zoo entry: it loses nothing): every append
-keeps 128 KiB it never frees, and every 16th append opens a file it never closes. 128 KiB
-because a worker forked from the test process starts at about 200 MB, and a leak must
-grow that by a fifth even on a loaded machine (16 KiB did not, at load average 7).
+keeps 64 KiB it never frees, and every 16th append opens a file it never closes. The
+kept bytes are written (not zeroed: pages of a zeroed allocation may never become
+resident), and 64 KiB because a worker forked from the test process starts at about
+200 MB, and a leak must grow that by a fifth even on a loaded machine.
 
 Each append also takes 2 ms, as a store that does I/O might: so a worker lives for the
 run's whole duration on any machine (a fast one did 20000 plain SQLite ops in under 2 s,
@@ -24,6 +25,6 @@ class LeakyStore(SqliteStore):
     def append(self, session: str, role: str, content: str) -> None:
         super().append(session, role, content)
         time.sleep(0.002)  # the store's own pace (see the module docstring), not a wait
-        self.kept.append(bytearray(128 << 10))
+        self.kept.append(b"\x01" * (64 << 10))
         if len(self.kept) % 16 == 0:
             self.kept.append(open("/dev/null", "rb"))  # noqa: SIM115
