@@ -1,8 +1,6 @@
 """A store for the supervision tests (not a zoo entry: it loses nothing): every append
 keeps 64 KiB it never frees, and every 16th append opens a file it never closes. The
-kept bytes are written (not zeroed: pages of a zeroed allocation may never become
-resident), and 64 KiB because a worker forked from the test process starts at about
-200 MB, and a leak must grow that by a fifth even on a loaded machine.
+kept bytes are written (pages of a zeroed allocation may never become resident).
 
 Each append also takes 2 ms, as a store that does I/O might: so a worker lives for the
 run's whole duration on any machine (a fast one did 20000 plain SQLite ops in under 2 s,

@@ -111,7 +111,10 @@ def test_supervisor_samples_every_process_and_flags_steady_growth(
         chaos: Callable[..., RunResult]) -> None:
     # The leaky store's appends take 2 ms, so both workers live the run's 4 s (about 19
     # samples each at 0.2 s) however fast the machine; 8 are the least a leak needs
-    res = chaos("sqlite", "leaky_store:LeakyStore", (), workers=2, ops=20000, duration=4.0)
+    # forkserver: a worker forked from the test process would start at its RSS (hundreds of
+    # MB late in a full run), which the leak must then grow by a fifth
+    res = chaos("sqlite", "leaky_store:LeakyStore", (), workers=2, ops=20000, duration=4.0,
+                start_method="forkserver")
     resources = res.stats["resources"]
     workers = [p for p in resources["processes"] if p["role"] == "worker"]
     assert len(workers) == 2 and all(p["samples"] >= 8 for p in workers)
