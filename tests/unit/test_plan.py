@@ -134,3 +134,9 @@ def test_an_unlimited_plan_reads_the_sessions_the_workers_reached() -> None:
     assert plan.sessions([-1, -1, -1]) == ("s0", "s1")
     assert plan.sessions([249, 12, -1]) == ("s0", "s1")
     assert plan.sessions([100, 500, 260]) == ("s0", "s1", "s0.1", "s1.1", "s0.2", "s1.2")
+
+
+def test_a_plan_json_from_before_lazy_plans_still_gives_its_streams() -> None:
+    old = {"seed": 1, "sessions": ["s0"], "faults": [],
+           "streams": [[{"f": "read", "session": "s0"}], []]}
+    assert stream_dicts(orjson.dumps(old)) == old["streams"]
