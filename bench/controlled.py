@@ -159,12 +159,13 @@ def _gather_once(sc: Scenario, seed: int, url: str, tmp: Path, threads: bool) ->
     d = Path(tempfile.mkdtemp(dir=tmp))
     ns = f"gather:{d.name}"  # a fresh namespace (and directory) every run
     url = url or f"sqlite:///{d / 'store.db'}"
-    logs = [HistoryWriter(d / f"{w}.jsonl", w) for w in range(len(plan.streams))]
+    streams = plan.materialize()
+    logs = [HistoryWriter(d / f"{w}.jsonl", w) for w in range(len(streams))]
     shared = open_store(info, url, ns)
     opener: Callable[[], Any] = lambda: open_store(info, url, ns)  # noqa: E731
-    asyncio.run(_agents(opener if threads else shared, plan.streams, logs, threads))
+    asyncio.run(_agents(opener if threads else shared, streams, logs, threads))
     with HistoryWriter(d / "final.jsonl", "final") as final:
-        execute(shared, [Op("read", s) for s in plan.sessions], final)
+        execute(shared, [Op("read", s) for s in plan.sessions()], final)
     shared.close()
     for log in logs:
         log.close()

@@ -152,7 +152,7 @@ MODES: tuple[str, ...] = ("raw", "harness", "raw-again")
 def _streams(workers: int, ops: int) -> tuple[tuple[Op, ...], ...]:
     sc = Scenario(workers=workers, ops=ops, sessions=8, weights=WEIGHTS,
                   payload=PayloadSpec(max_bytes=4000, long_rate=0.01))
-    return make_plan(sc, 1).streams
+    return make_plan(sc, 1).materialize()
 
 
 @contextmanager

@@ -106,6 +106,18 @@ class _Seconds(click.FloatRange):
         return rv
 
 
+class _Ops(click.IntRange):
+    """Ops per worker: a non-negative integer or ``unlimited``."""
+
+    name = "ops"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if value == "unlimited":
+            return value
+        return super().convert(value, param, ctx)
+
+
 def _redis_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--redis-url``, refused here if redis-py would refuse it (before anything starts)."""
     from harness.scenario import redis_url_problem
@@ -182,7 +194,8 @@ def cli() -> None:
 @click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), help="Seed of the plan (default: the "
               "scenario's, else a random one, printed so the run can be reproduced).")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes.")
-@click.option("--ops", type=click.IntRange(min=0), help="Operations per worker.")
+@click.option("--ops", type=_Ops(min=0), help="Operations per worker, or 'unlimited' (as "
+              "many as fit in the duration; what --duration without --ops means in free mode).")
 @click.option("--sessions", type=click.IntRange(min=1), help="Sessions shared by the workers.")
 @click.option("--duration", type=_Seconds(min=0, min_open=True, max=limits.MAX_DURATION_S),
               help="Seconds before remaining work is stopped.")
@@ -202,7 +215,7 @@ def cli() -> None:
               help="Controlled mode's stepping strategy (default pct); implies --controlled.")
 @click.option("--schedules", type=click.IntRange(min=1), help="Controlled mode: try seeds "
               "N, N+1, ... until one finds a violation, at most this many; implies --controlled.")
-def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
+def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | None,
         sessions: int | None, duration: float | None, store: str | None, redis_url: str,
         reports: Path, quiet: bool, controlled: bool, strategy: str | None,
         schedules: int | None, allow_destructive_faults: bool = False) -> None:
@@ -217,6 +230,8 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | None,
             seed=seed, workers=workers, ops=ops, sessions=sessions, duration=duration,
             store=store)
         sc = _with_control(sc, controlled, strategy, schedules)
+        if ops is None and duration is not None and not sc.control.get("enabled"):
+            sc = sc.with_overrides(ops="unlimited")  # a run bounded by its duration
         with _progress(quiet) as say:
             if sc.control.get("enabled"):
                 res = _search(sc, reports, redis_url, say, allow_destructive_faults)

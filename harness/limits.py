@@ -1,15 +1,16 @@
 """The upper bounds a scenario must stay within, fixed ones and those of this machine.
 
 A scenario past any of these is bad input (exit 2, one line) before anything starts: without
-them ``--workers 1000000000`` forks until the OS refuses, and ``--ops 1000000000000`` builds
-its plan until the OOM killer ends it. Fixed bounds (so a scenario valid here is valid on a
-bigger machine too, up to memory):
+them ``--workers 1000000000`` forks until the OS refuses. Fixed bounds (so a scenario valid
+here is valid on a bigger machine too):
 
 =====================  =================================================================
 workers                1024, and no more than the OS lets this user start (RLIMIT_NPROC)
-sessions               10 000 at once; 1 000 000 over the run (sessions x generations)
-ops                    100 000 000 per worker, and a plan that fits in half of the memory
-                       available now (:func:`plan_bytes`: the plan is built in memory)
+sessions               10 000 at once; 1 000 000 over a run with finite ops (sessions x
+                       generations: its final read covers every generation)
+ops                    100 000 000 per worker, a sanity cap on a typo; ``"unlimited"``
+                       has none and runs as many as fit in the duration. No memory
+                       bound: the plan is drawn lazily (:mod:`harness.plan`)
 payload.max_bytes      64 MiB
 duration               finite, at most 7 days
 seed                   0 <= seed < 2**64
@@ -24,8 +25,8 @@ import os
 import resource
 
 __all__ = ["MAX_DURATION_S", "MAX_NAME_BYTES", "MAX_OPS", "MAX_PAYLOAD_BYTES", "MAX_SEED",
-           "MAX_SESSIONS", "MAX_SESSION_NAMES", "MAX_WORKERS", "memory_available",
-           "name_problem", "plan_bytes", "process_room", "workers_problem"]
+           "MAX_SESSIONS", "MAX_SESSION_NAMES", "MAX_WORKERS", "name_problem", "process_room",
+           "workers_problem"]
 
 MAX_WORKERS = 1024
 MAX_SESSIONS = 10_000
@@ -69,20 +70,6 @@ def workers_problem(workers: int) -> str | None:
             return (f"workers = {workers} is more processes than this user may still start "
                     f"(about {room} under RLIMIT_NPROC)")
     return None
-
-
-def plan_bytes(workers: int, ops: int, max_bytes: int, long_rate: float) -> int:
-    """A generous estimate of the memory a plan takes while it is built: measured at about
-    600 bytes an op with the default payloads (1 % long ones up to 100 000 bytes)."""
-    per_op = 400 + long_rate * max_bytes
-    return int(workers * ops * per_op)
-
-
-def memory_available() -> int:
-    """Bytes of memory available now (psutil's estimate, as ``free`` prints it)."""
-    import psutil
-
-    return int(psutil.virtual_memory().available)
 
 
 def name_problem(name: str) -> str | None:

@@ -1,6 +1,19 @@
-"""Seed -> per-worker operation streams and a fault schedule (faults at times in free
-mode, at scheduling decisions in controlled mode). Nothing random happens anywhere else:
-the same scenario and seed give a byte-identical plan.
+"""Seed -> per-worker operation streams, drawn lazily, and a fault schedule (faults at
+times in free mode, at scheduling decisions in controlled mode). Nothing random happens
+anywhere else: the same scenario and seed give the same ops, byte for byte, in free and
+controlled mode, replay and shrink.
+
+A :class:`Plan` is small whatever the number of ops: it holds the seed, what the ops are
+drawn from (:class:`Draw`: workers, ops per worker or unlimited, sessions, weights,
+payloads), the fault schedule and, only when a scenario gives them (``[control] streams``,
+a shrunk repro), explicit streams. ``plan.stream(slot, start)`` yields worker ``slot``'s
+ops from op ``start`` on, as they are needed; nothing ever holds a whole stream.
+
+Ops are drawn in blocks of :data:`BLOCK` ops, each block from its own generator
+(``random.Random(f"{seed}:worker:{slot}:{block}")``), so a replacement process that
+continues a killed slot at op n draws at most ``BLOCK - 1`` ops to get there, however deep
+into a long run n is. (This block seeding changed which ops a seed gives, once, when plans
+became lazy; it is stable from then on.)
 
 Every appended content is unique within a run: it starts with ``w<worker>.<n>|`` and then
 carries a payload drawn from a mix that exercises encodings (unicode, emoji, quotes,
@@ -9,12 +22,18 @@ backslashes, newlines, empty, long up to ``payload.max_bytes``).
 A rollback op carries ``choice``, not an id (ids are made by the store at run time): the
 worker rolls back to ``known[choice % len(known)]`` among the snapshot ids of that session
 it has seen so far.
+
+``plan.json`` is :meth:`Plan.to_json` (canonical: equal plans, equal bytes) and
+:meth:`Plan.from_json` rebuilds the plan from it; its size does not depend on the number
+of ops.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import orjson
@@ -24,8 +43,11 @@ from harness.faults import fault_kind
 from harness.scenario import Scenario, session_name, session_names
 from harness.stores.base import ALL_CAPABILITIES
 
-__all__ = ["STEPPED_KEYS", "Op", "Plan", "explicit_faults", "fault_schedule",
-           "make_plan", "step_estimate", "stepped_faults"]
+__all__ = ["BLOCK", "STEPPED_KEYS", "Draw", "Op", "Plan", "explicit_faults", "fault_schedule",
+           "make_plan", "step_estimate", "stepped_faults", "stream_dicts"]
+
+#: Ops drawn from one generator: a stream resumed at op n draws at most BLOCK - 1 ops first.
+BLOCK = 1024
 
 ROLES = ("user", "assistant", "tool", "system")
 _WORDS = ("memory", "turn", "agent", "rollback", "snapshot", "tool_call", "ok", "the", "a")
@@ -46,52 +68,143 @@ class Op:
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
-    seed: int
-    sessions: tuple[str, ...]
-    streams: tuple[tuple[Op, ...], ...]
-    faults: tuple[dict[str, Any], ...] = ()
+class Draw:
+    """What a worker's ops are drawn from: the scenario's shape, with only the weights of
+    ops the store can do (its capabilities). ``ops`` per worker, None for unlimited (the
+    run is then bounded by its duration)."""
 
-    def to_json(self) -> bytes:
-        """Canonical bytes: equal plans give equal bytes."""
-        return orjson.dumps(
-            {
-                "seed": self.seed,
-                "sessions": list(self.sessions),
-                "streams": [[_op_dict(o) for o in s] for s in self.streams],
-                "faults": list(self.faults),
-            },
-            option=orjson.OPT_SORT_KEYS,
-        )
+    workers: int
+    ops: int | None
+    sessions: int
+    session_lifetime: int
+    weights: tuple[tuple[str, int], ...]
+    max_bytes: int
+    long_rate: float
+
+    def generation(self, n: int) -> int:
+        """The session generation op ``n`` of a worker falls in. Sessions are retired after
+        ``session_lifetime`` ops of each worker (all workers move on at about the same
+        time), so reads stay bounded on long runs."""
+        return n // self.session_lifetime if self.session_lifetime else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A run's plan: small and picklable whatever the number of ops (see the module
+    docstring). ``explicit`` holds the streams a scenario gives (``[control] streams``),
+    else None and the streams are drawn from ``draw`` and ``seed``."""
+
+    seed: int
+    draw: Draw
+    faults: tuple[dict[str, Any], ...] = ()
+    explicit: tuple[tuple[Op, ...], ...] | None = None
 
     @property
-    def total_ops(self) -> int:
-        return sum(len(s) for s in self.streams)
+    def workers(self) -> int:
+        return len(self.explicit) if self.explicit is not None else self.draw.workers
+
+    def length(self, slot: int) -> int | None:
+        """How many ops worker ``slot`` has; None when unlimited."""
+        return len(self.explicit[slot]) if self.explicit is not None else self.draw.ops
+
+    @property
+    def total_ops(self) -> int | None:
+        """Ops over all workers; None when unlimited."""
+        lengths = [self.length(w) for w in range(self.workers)]
+        return None if None in lengths else sum(n or 0 for n in lengths)
+
+    def stream(self, slot: int, start: int = 0) -> Iterator[Op]:
+        """Worker ``slot``'s ops from op ``start`` on, drawn as they are asked for: the same
+        ops, byte for byte, as ``stream(slot)`` gives from op ``start`` on."""
+        if self.explicit is not None:
+            yield from itertools.islice(self.explicit[slot], start, None)
+            return
+        d = self.draw
+        names = [f for f, _ in d.weights]
+        cum = list(itertools.accumulate(w for _, w in d.weights))
+        block = start // BLOCK
+        while True:
+            rng = random.Random(f"{self.seed}:worker:{slot}:{block}")
+            first = block * BLOCK
+            last = first + BLOCK if d.ops is None else min(first + BLOCK, d.ops)
+            for n in range(first, last):
+                op = _op(rng, slot, n, d, names, cum)
+                if n >= start:
+                    yield op
+            if last < first + BLOCK:
+                return
+            block += 1
+
+    def materialize(self) -> tuple[tuple[Op, ...], ...]:
+        """Every stream, whole: for small finite plans only (tests, benchmarks, shrink).
+        ValueError for an unlimited one."""
+        if self.total_ops is None:
+            raise ValueError("an unlimited plan cannot be materialized")
+        return tuple(tuple(self.stream(w)) for w in range(self.workers))
+
+    def sessions(self, progress: Sequence[int] = ()) -> tuple[str, ...]:
+        """The sessions the final quiescent read covers. A finite plan: every session it
+        may touch (every generation). An unlimited one: those up to the highest generation
+        the workers reached, ``progress`` being the index of the last op each slot began."""
+        d = self.draw
+        if d.ops is not None:
+            return session_names(d.sessions, d.ops, d.session_lifetime)
+        top = d.generation(max(0, *progress))
+        return tuple(session_name(i, g) for g in range(top + 1) for i in range(d.sessions))
+
+    def to_json(self) -> bytes:
+        """Canonical bytes (equal plans give equal bytes): what rebuilds the plan, never
+        the drawn ops; explicit streams when the scenario gave them."""
+        out: dict[str, Any] = {"seed": self.seed, "draw": asdict(self.draw),
+                               "faults": list(self.faults)}
+        if self.explicit is not None:
+            out["streams"] = [[_op_dict(o) for o in s] for s in self.explicit]
+        return orjson.dumps(out, option=orjson.OPT_SORT_KEYS)
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Plan:
+        """The plan :meth:`to_json` wrote. KeyError, TypeError or ValueError if ``data``
+        is not one (a plan.json from before lazy plans has no ``draw``)."""
+        raw = orjson.loads(data)
+        d = raw["draw"]
+        draw = Draw(**{**d, "weights": tuple((f, w) for f, w in d["weights"])})
+        explicit = raw.get("streams")
+        return cls(seed=int(raw["seed"]), draw=draw,
+                   faults=tuple(raw["faults"]),
+                   explicit=None if explicit is None
+                   else tuple(tuple(Op(**o) for o in s) for s in explicit))
 
 
 def _op_dict(op: Op) -> dict[str, Any]:
     return {k: v for k, v in asdict(op).items() if v is not None}
 
 
+def stream_dicts(data: bytes) -> list[list[dict[str, Any]]]:
+    """Every stream of the plan in a plan.json, as op tables (a controlled run's, which is
+    finite), drawn again from the seed; a plan.json from before lazy plans lists them."""
+    raw = orjson.loads(data)
+    if "draw" not in raw:
+        return [list(s) for s in raw["streams"]]
+    return [[_op_dict(o) for o in s] for s in Plan.from_json(data).materialize()]
+
+
 def make_plan(
     scenario: Scenario, seed: int, capabilities: frozenset[str] = ALL_CAPABILITIES
 ) -> Plan:
-    """The plan for ``scenario`` under ``seed``, using only ops in ``capabilities``."""
-    sessions = session_names(scenario.sessions, scenario.ops, scenario.session_lifetime)
-    weights = [(f, w) for f, w in scenario.weights.items() if w > 0 and f in capabilities]
-    streams = tuple(
-        _stream(random.Random(f"{seed}:worker:{w}"), w, scenario, weights)
-        for w in range(scenario.workers)
-    )
+    """The plan for ``scenario`` under ``seed``, using only ops in ``capabilities``. Takes
+    no time and no memory to speak of, whatever ``scenario.ops``."""
+    draw = Draw(workers=scenario.workers, ops=scenario.ops, sessions=scenario.sessions,
+                session_lifetime=scenario.session_lifetime,
+                weights=tuple((f, w) for f, w in scenario.weights.items()
+                              if w > 0 and f in capabilities),
+                max_bytes=scenario.payload.max_bytes, long_rate=scenario.payload.long_rate)
     explicit = scenario.control.get("streams")
-    if explicit:  # an explicit plan (a shrunk repro): the ops are given, not drawn
-        streams = tuple(tuple(Op(**o) for o in s) for s in explicit)
-    return Plan(seed=seed, sessions=sessions, streams=streams,
-                faults=_faults(scenario, seed, streams))
+    plan = Plan(seed=seed, draw=draw, explicit=None if not explicit
+                else tuple(tuple(Op(**o) for o in s) for s in explicit))
+    return replace(plan, faults=_faults(scenario, seed, plan))
 
 
-def _faults(scenario: Scenario, seed: int,
-            streams: tuple[tuple[Op, ...], ...]) -> tuple[dict[str, Any], ...]:
+def _faults(scenario: Scenario, seed: int, plan: Plan) -> tuple[dict[str, Any], ...]:
     """Free mode: the timed schedule. Controlled mode: ``[control] faults`` as given, else
     the timed schedule moved onto scheduling decisions."""
     control = scenario.control
@@ -105,32 +218,20 @@ def _faults(scenario: Scenario, seed: int,
     if not control.get("enabled") or not timed:
         return timed
     return stepped_faults(timed, scenario.duration,
-                          step_estimate(streams, int(control.get("steps", 0))))
+                          step_estimate(plan, int(control.get("steps", 0))))
 
 
-def _stream(
-    rng: random.Random,
-    worker: int,
-    scenario: Scenario,
-    weights: list[tuple[str, int]],
-) -> tuple[Op, ...]:
-    names = [f for f, _ in weights]
-    cum = [w for _, w in weights]
-    ops: list[Op] = []
-    for n in range(scenario.ops):
-        f = rng.choices(names, cum)[0]
-        # Sessions are retired after ``session_lifetime`` ops of each worker (all workers
-        # move on at about the same time), so reads stay bounded on long runs.
-        generation = n // scenario.session_lifetime if scenario.session_lifetime else 0
-        session = session_name(rng.randrange(scenario.sessions), generation)
-        if f == "append":
-            payload = _payload(rng, scenario.payload.max_bytes, scenario.payload.long_rate)
-            ops.append(Op("append", session, rng.choice(ROLES), f"w{worker}.{n}|{payload}"))
-        elif f == "rollback":
-            ops.append(Op("rollback", session, choice=rng.randrange(1 << 16)))
-        else:
-            ops.append(Op(f, session))
-    return tuple(ops)
+def _op(rng: random.Random, worker: int, n: int, d: Draw, names: list[str],
+        cum: list[int]) -> Op:
+    """Op ``n`` of ``worker``, drawn from ``rng`` (its block's generator, at op ``n``)."""
+    f = rng.choices(names, cum_weights=cum)[0]
+    session = session_name(rng.randrange(d.sessions), d.generation(n))
+    if f == "append":
+        payload = _payload(rng, d.max_bytes, d.long_rate)
+        return Op("append", session, rng.choice(ROLES), f"w{worker}.{n}|{payload}")
+    if f == "rollback":
+        return Op("rollback", session, choice=rng.randrange(1 << 16))
+    return Op(f, session)
 
 
 def _payload(rng: random.Random, max_bytes: int, long_rate: float) -> str:
@@ -198,10 +299,11 @@ def _fault_times(rng: random.Random, rule: dict[str, Any], duration: float) -> l
 STEPPED_KEYS = ("kind", "at_step", "worker", "for_steps")
 
 
-def step_estimate(streams: tuple[tuple[Op, ...], ...], steps: int = 0) -> int:
+def step_estimate(plan: Plan, steps: int = 0) -> int:
     """The scheduling decisions a controlled run is expected to take: ``steps`` when the
-    scenario gives it (``[control] steps``), else two per op and two per worker."""
-    return steps or 2 * sum(len(s) for s in streams) + 2 * len(streams)
+    scenario gives it (``[control] steps``), else two per op and two per worker. A
+    controlled run's plan is finite (the scenario refuses unlimited ops there)."""
+    return steps or 2 * (plan.total_ops or 0) + 2 * plan.workers
 
 
 def stepped_faults(faults: tuple[dict[str, Any], ...], duration: float,

@@ -11,7 +11,7 @@ Example::
     name = "smoke"
     store = "sqlite"
     workers = 4
-    ops = 200            # per worker
+    ops = 200            # per worker, or "unlimited": as many as fit in the duration
     sessions = 3
     session_lifetime = 250   # ops (per worker) before each session is retired and a fresh
                              # one takes its place, as conversations end; 0 = never
@@ -51,8 +51,12 @@ from harness.errors import ScenarioError
 from harness.faults.tables import check_fault
 from harness.scenario_control import ControlSpec, parse_control
 
-__all__ = ["PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario", "session_name",
-           "session_names"]
+__all__ = ["UNLIMITED", "PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario",
+           "session_name", "session_names"]
+
+#: ``ops = "unlimited"`` (``--ops unlimited``): as many ops as fit in the duration; held as
+#: ``Scenario.ops = None``.
+UNLIMITED = "unlimited"
 
 DEFAULT_WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
 PERSISTENCE = ("always", "everysec", "none")
@@ -81,7 +85,7 @@ class Scenario:
     backend: str | None = None
     seed: int | None = None
     workers: int = 4
-    ops: int = 200
+    ops: int | None = 200  # per worker; None: unlimited (bounded by the duration)
     sessions: int = 3
     session_lifetime: int = 250
     duration: float = 60.0
@@ -94,8 +98,12 @@ class Scenario:
     source: str = ""  # the file it came from, for messages
 
     def with_overrides(self, **kw: Any) -> Scenario:
-        """A copy with the given non-None fields replaced, validated again."""
-        return validate(replace(self, **{k: v for k, v in kw.items() if v is not None}))
+        """A copy with the given non-None fields replaced, validated again;
+        ``ops=UNLIMITED`` makes the ops unlimited."""
+        given = {k: v for k, v in kw.items() if v is not None}
+        if given.get("ops") == UNLIMITED:
+            given["ops"] = None
+        return validate(replace(self, **given))
 
     def to_toml(self) -> str:
         """The scenario as TOML, so a run directory holds exactly what ran."""
@@ -104,7 +112,9 @@ class Scenario:
             v = getattr(self, f.name)
             if f.name in ("weights", "payload", "redis", "faults", "control", "source"):
                 continue
-            if v is None:
+            if v is None and f.name == "ops":
+                v = UNLIMITED
+            elif v is None:
                 continue
             out.append(f"{f.name} = {_toml_value(v)}")
         out.append("\n[weights]")
@@ -181,6 +191,8 @@ def from_dict(raw: dict[str, Any], source: str = "<scenario>") -> Scenario:
     if unknown:
         raise ScenarioError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_TOP))})")
     kw: dict[str, Any] = {k: v for k, v in raw.items() if k not in _TABLES and k != "faults"}
+    if kw.get("ops") == UNLIMITED:
+        kw["ops"] = None
     for t in _TABLES:
         if t in raw and not isinstance(raw[t], dict):
             raise ScenarioError(f"{source}: [{t}] must be a table")
@@ -248,9 +260,11 @@ def _integer(v: Any) -> bool:
 
 def _validate_types(sc: Scenario, src: str) -> None:
     """Every field of the type it must have (TOML gives any type to any key)."""
-    for name in ("workers", "ops", "sessions", "session_lifetime"):
+    for name in ("workers", "sessions", "session_lifetime"):
         v = getattr(sc, name)
         _need(_integer(v), src, f"{name} must be an integer, got {v!r}")
+    _need(sc.ops is None or _integer(sc.ops), src,
+          f'ops must be an integer or "{UNLIMITED}", got {sc.ops!r}')
     for name, v in (("name", sc.name), ("description", sc.description), ("store", sc.store),
                     ("start_method", sc.start_method), ("redis.url", sc.redis.url),
                     ("redis.persistence", sc.redis.persistence)):
@@ -277,36 +291,26 @@ def _validate_types(sc: Scenario, src: str) -> None:
 def _validate_bounds(sc: Scenario, src: str) -> None:
     """Lower bounds, and the upper bounds of :mod:`harness.limits` (this machine's included)."""
     _need(sc.workers >= 1, src, f"workers must be at least 1, got {sc.workers}")
-    _need(sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
+    _need(sc.ops is None or sc.ops >= 0, src, f"ops must be >= 0, got {sc.ops}")
     _need(sc.sessions >= 1, src, f"sessions must be at least 1, got {sc.sessions}")
     _need(sc.session_lifetime >= 0, src, f"session_lifetime must be >= 0, got {sc.session_lifetime}")
     problem = limits.workers_problem(sc.workers)
     _need(problem is None, src, problem or "")
     _need(sc.sessions <= limits.MAX_SESSIONS, src,
           f"sessions must be at most {limits.MAX_SESSIONS}, got {sc.sessions}")
-    _need(sc.ops <= limits.MAX_OPS, src, f"ops must be at most {limits.MAX_OPS} per worker, "
-          f"got {sc.ops}")
+    _need(sc.ops is None or sc.ops <= limits.MAX_OPS, src,
+          f'ops must be at most {limits.MAX_OPS} per worker (or "{UNLIMITED}"), got {sc.ops}')
     _need(sc.duration <= limits.MAX_DURATION_S, src,
           f"duration must be at most {limits.MAX_DURATION_S:.0f} seconds (7 days), "
           f"got {sc.duration!r}")
     _need(sc.payload.max_bytes <= limits.MAX_PAYLOAD_BYTES, src,
           f"payload.max_bytes must be at most {limits.MAX_PAYLOAD_BYTES} (64 MiB), "
           f"got {sc.payload.max_bytes}")
-    generations = (max(sc.ops, 1) - 1) // sc.session_lifetime + 1 if sc.session_lifetime else 1
-    _need(sc.sessions * generations <= limits.MAX_SESSION_NAMES, src,
-          f"sessions x generations (ops / session_lifetime) must be at most "
-          f"{limits.MAX_SESSION_NAMES}, got {sc.sessions} x {generations}")
-    need = limits.plan_bytes(sc.workers, sc.ops, sc.payload.max_bytes, sc.payload.long_rate)
-    if need > _PLAN_BYTES_ASKED:
-        have = limits.memory_available()
-        _need(need <= have // 2, src,
-              f"workers x ops = {sc.workers * sc.ops} planned ops need about "
-              f"{need / 2**30:.1f} GiB to plan, more than half of the memory available "
-              f"({have / 2**30:.1f} GiB): lower workers, ops or payload.max_bytes")
-
-
-#: Plans estimated below this size are built without asking how much memory is free.
-_PLAN_BYTES_ASKED = 256 * 2**20
+    if sc.ops is not None:  # a finite plan's final read covers every generation
+        generations = (max(sc.ops, 1) - 1) // sc.session_lifetime + 1 if sc.session_lifetime else 1
+        _need(sc.sessions * generations <= limits.MAX_SESSION_NAMES, src,
+              f"sessions x generations (ops / session_lifetime) must be at most "
+              f"{limits.MAX_SESSION_NAMES}, got {sc.sessions} x {generations}")
 
 
 def redis_url_problem(url: str) -> str | None:
@@ -329,11 +333,14 @@ def control_spec(sc: Scenario) -> ControlSpec:
     """Validate a scenario's ``[control]`` against the rest of it; raise ScenarioError."""
     src = sc.source or "<scenario>"
     spec = parse_control(sc.control, src)
+    if sc.ops is None and (spec.enabled or spec.streams is not None):
+        raise ScenarioError(f"{src}: controlled mode needs a number of ops (its steps are "
+                            f'estimated from them): ops = "{UNLIMITED}" is for free mode')
     if spec.streams is not None:
         if len(spec.streams) != sc.workers:
             raise ScenarioError(f"{src}: control.streams has {len(spec.streams)} streams but "
                                 f"workers = {sc.workers}")
-        names = set(session_names(sc.sessions, sc.ops, sc.session_lifetime))
+        names = set(session_names(sc.sessions, sc.ops or 0, sc.session_lifetime))
         for stream in spec.streams:
             for o in stream:
                 if o["session"] not in names:

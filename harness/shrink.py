@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from harness.errors import InputError
+from harness.plan import stream_dicts
 from harness.replay import load_run
 from harness.runner.control.trace import read_trace
 from harness.scenario import Scenario, _toml_value, control_spec, session_names
@@ -195,9 +196,9 @@ class _Tester:
 
 
 def _load_case(run_dir: Path) -> Case:
-    plan = orjson.loads((run_dir / "plan.json").read_bytes())
+    streams = stream_dicts((run_dir / "plan.json").read_bytes())  # drawn again from the seed
     t = read_trace(run_dir)
-    return Case(tuple(tuple(s) for s in plan["streams"]),
+    return Case(tuple(tuple(s) for s in streams),
                 tuple(zip(t.grants, t.ops, t.points, strict=True)), tuple(t.fault_plan()))
 
 

@@ -29,7 +29,7 @@ from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_
 from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
 from harness.runner.supervise import Supervisor
 from harness.runner.worker import WorkerSpec
-from harness.scenario import Scenario
+from harness.scenario import UNLIMITED, Scenario
 from harness.stores.registry import StoreInfo, resolve
 
 __all__ = ["GRACE_S", "run"]
@@ -61,7 +61,8 @@ def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
                       destructive: bool = False) -> str:
     """The ``harness run`` command line that reruns this scenario with this seed."""
     args = ["harness", "run", sc.source or "SCENARIO", "--seed", str(seed), "--store", sc.store,
-            "--workers", str(sc.workers), "--ops", str(sc.ops), "--sessions", str(sc.sessions),
+            "--workers", str(sc.workers), "--ops", str(UNLIMITED if sc.ops is None else sc.ops),
+            "--sessions", str(sc.sessions),
             "--duration", f"{sc.duration:g}"]
     if redis_url:
         args += ["--redis-url", redis_url]
@@ -102,10 +103,10 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
             _controller(scenario, plan) as ctl:
         say("target", {"note": target.note or target.url})
         try:
-            _run_workers(setup, ctl, say, allow_destructive_faults)
+            reached = _run_workers(setup, ctl, say, allow_destructive_faults)
             check_stop()
             say("final", {})
-            _final_read(setup)
+            _final_read(setup, reached)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
     events = merge(read_log(p) for p in sorted((run_dir / "history").glob("*.jsonl")))
@@ -208,16 +209,17 @@ def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progr
 
 
 def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
-                 allow_destructive: bool = False) -> None:
+                 allow_destructive: bool = False) -> list[int]:
     """Start the workers and see them through: the grant loop in controlled mode, else the
     wait loop (with the nemesis if the plan has faults). Every worker marks the op it is
-    about to run on a shared board; a controlled run's trace is written whatever happens."""
+    about to run on a shared board; a controlled run's trace is written whatever happens.
+    Returns the index of the last op each slot began (-1: none)."""
     sc, plan, launcher = setup.scenario, setup.plan, setup.launcher
     deadline_ns = time.monotonic_ns() + int(sc.duration * 1e9)
-    board = Board(launcher.ctx, len(plan.streams))
+    board = Board(launcher.ctx, plan.workers)
     control = ctl.attach if ctl is not None else None
-    specs = [setup.spec(w, w, ops, deadline_ns, board=board, control=control)
-             for w, ops in enumerate(plan.streams)]
+    specs = [setup.spec(w, w, (), deadline_ns, board=board, control=control, plan=plan)
+             for w in range(plan.workers)]
     handles: list[Handle] = []
     nemesis = None
     if plan.faults:  # free mode: faults at times; controlled mode: at scheduling decisions
@@ -241,6 +243,7 @@ def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
         stop_all(handles)
         if ctl is not None:
             ctl.write(setup.run_dir)
+    return list(board.progress)
 
 
 def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], board: Board,
@@ -253,16 +256,18 @@ def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], boar
         return launcher.start(replace(specs[slot], process=process, start=start,
                                       log_path=launcher.log_path(process)))
 
-    slots = Slots(handles, [len(s) for s in setup.plan.streams], board, respawn)
+    plan = setup.plan
+    slots = Slots(handles, [plan.length(w) for w in range(plan.workers)], board, respawn)
     kind = SteppedNemesis if stepped else Nemesis
     return kind(setup.plan.faults, setup.target, setup.run_dir, slots, launcher.ctx,
                 allow_destructive)
 
 
-def _final_read(setup: _Setup) -> None:
-    """A quiescent read of every session (and its snapshots) after all workers stopped."""
+def _final_read(setup: _Setup, reached: list[int]) -> None:
+    """A quiescent read of every session (and its snapshots) after all workers stopped:
+    :meth:`Plan.sessions`, the workers having ``reached`` these ops."""
     ops: list[Op] = []
-    for s in setup.plan.sessions:
+    for s in setup.plan.sessions(reached):
         ops.append(Op("read", s))
         if "list_snapshots" in setup.store.capabilities:
             ops.append(Op("list_snapshots", s))

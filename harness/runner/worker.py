@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,7 @@ import orjson
 
 from harness.backends import backends
 from harness.history import TOKEN_INLINE, turn_token
-from harness.plan import Op
+from harness.plan import Op, Plan
 from harness.runner.history_writer import HistoryWriter
 from harness.runner.procs import set_pdeathsig
 from harness.stores.base import MemoryStore
@@ -45,7 +45,9 @@ class MalformedRead(Exception):
 
 @dataclass(frozen=True, slots=True)
 class WorkerSpec:
-    """Everything a worker process needs; picklable."""
+    """Everything a worker process needs; picklable. Its ops are ``plan``'s stream of
+    ``slot`` when a plan is given (drawn as they run: a worker never holds its whole
+    stream), else the few explicit ``ops`` (the final read)."""
 
     slot: int
     process: int | str
@@ -58,6 +60,13 @@ class WorkerSpec:
     start: int = 0  # index in ops to start from (a replacement process continues here)
     control: Any = None  # controlled mode: a harness.runner.control.Attach (None: free mode)
     board: Any = None  # faults: a harness.runner.nemesis.Board (progress, disk-full switch)
+    plan: Plan | None = None  # where the ops come from (else ``ops``)
+
+    def op_stream(self) -> Iterator[Op]:
+        """This worker's ops from op ``start`` on."""
+        if self.plan is not None:
+            return self.plan.stream(self.slot, self.start)
+        return iter(self.ops[self.start :])
 
 
 def classify(f: str, exc: BaseException) -> tuple[str, str]:
@@ -268,7 +277,7 @@ def run_worker(spec: WorkerSpec) -> None:
             log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
             raise SystemExit(3) from None
         try:
-            ops = spec.ops[spec.start :] if ctl is None else ctl.ops(spec.ops, spec.start)
+            ops = spec.op_stream() if ctl is None else ctl.ops(spec.op_stream(), spec.start)
             if spec.board is not None:  # faults: mark progress, honour the disk-full switch
                 ops = spec.board.track(ops, spec.slot, spec.start)
             execute(store, ops, log, spec.deadline_ns, coalesce=ctl is None)

@@ -4,13 +4,15 @@ that fault and stays hidden under the others."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from chaoslib import caught_as, fault_exposed, faults_of
 
-from harness.history import read_history
+from harness.history import read_history, turn_token
+from harness.plan import BLOCK, Plan
 from harness.result import RunResult
 from harness.stores import BUILTINS
 
@@ -44,6 +46,32 @@ def test_reference_store_is_clean_under_every_fault(chaos: Callable[..., RunResu
     roles = {p["role"] for p in resources["processes"]}
     assert {"coordinator", "worker", "nemesis"} <= roles  # nemesis: the lock holders
     assert res.exit_code == 0
+
+
+def test_a_killed_slot_continues_its_own_stream_after_its_op_in_flight(
+        chaos: Callable[..., RunResult]) -> None:
+    """Unlimited ops, bounded by the duration, kills every 0.3 s: each slot's appends,
+    over all the processes that ran it, are its plan stream's ops (drawn again from
+    plan.json), in order, none run twice, and the replacements go on past the first
+    block of drawn ops."""
+    kills = ({"kind": "kill", "every": 0.3},)
+    res = chaos("sqlite", "sqlite", kills, seed=4, duration=2.5)
+    assert res.exit_code == 0, res.result.counts()
+    assert res.stats["faults"]["kinds"]["kill"]["applied"] >= 4
+    plan = Plan.from_json((res.run_dir / "plan.json").read_bytes())
+    assert plan.total_ops is None
+    appended: dict[int, list[tuple[int, int | str, str]]] = {}  # slot -> (n, process, token)
+    for e in read_history(res.run_dir):
+        if e.type == "invoke" and e.f == "append" and isinstance(e.process, int):
+            slot, n = e.value[1].split("|", 1)[0][1:].split(".")
+            appended.setdefault(int(slot), []).append((int(n), e.process, e.value[1]))
+    assert len({p for ops in appended.values() for _, p, _ in ops}) > plan.workers  # replaced
+    for slot, ops in appended.items():
+        ns = [n for n, _, _ in ops]
+        assert ns == sorted(set(ns)), f"slot {slot} ran an op twice or out of order"
+        stream = list(itertools.islice(plan.stream(slot), ns[-1] + 1))
+        assert all(turn_token(stream[n].content or "") == tok for n, _, tok in ops)
+    assert max(n for ops in appended.values() for n, _, _ in ops) >= BLOCK
 
 
 @pytest.mark.parametrize("store", BUGS)

@@ -29,6 +29,28 @@ def test_smoke_run_passes_and_prints_how_to_reproduce(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stdout + again.stderr
 
 
+def test_duration_without_ops_runs_as_many_ops_as_fit(tmp_path: Path) -> None:
+    """``--duration`` without ``--ops``: unlimited ops, the run lasts its duration (free
+    mode); the reproduce command says so. Controlled mode keeps the scenario's ops."""
+    import json
+
+    r = harness("run", str(SCENARIOS / "smoke.toml"), "--seed", "2", "--duration", "1.5", "-q",
+                "--reports", str(tmp_path / "r"), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--ops unlimited" in r.stdout
+    (run_dir,) = (tmp_path / "r").iterdir()
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["ops_per_worker"] is None
+    assert report["stats"]["worker_ops"] > 4 * 150  # more than smoke.toml's ops = 150
+    ctl = harness("run", str(SCENARIOS / "smoke.toml"), "--seed", "2", "--duration", "30",
+                  "--controlled", "-q", "--reports", str(tmp_path / "c"), cwd=tmp_path)
+    assert ctl.returncode == 0, ctl.stdout + ctl.stderr
+    assert "--ops 150" in ctl.stdout
+    bad = harness("run", str(SCENARIOS / "smoke.toml"), "--ops", "unlimited", "--controlled",
+                  cwd=tmp_path)
+    assert bad.returncode == 2 and "controlled mode needs a number of ops" in bad.stderr
+
+
 def test_rmw_race_exits_1_naming_lost_turns(tmp_path: Path) -> None:
     r = harness("run", str(SCENARIOS / "redis-append-race.toml"), "--store",
                 "zoo.redis-rmw-append", "--seed", "4", "--reports", str(tmp_path), cwd=tmp_path)

@@ -57,3 +57,28 @@ def test_same_seed_same_plan(tmp_path: Path) -> None:
     b = _run(tmp_path / "b", "smoke.toml", "sqlite", seed=3, ops=20)
     assert (a.run_dir / "plan.json").read_bytes() == (b.run_dir / "plan.json").read_bytes()
     assert "--seed 3" in a.reproduce
+
+
+def test_a_run_with_unlimited_ops_is_bounded_by_its_duration(tmp_path: Path) -> None:
+    """No ops bound: the workers run until the duration, the final read covers the
+    sessions they reached (every generation, none past), and the run passes."""
+    import time
+
+    from harness.history import read_history
+
+    started = time.monotonic()
+    res = _run(tmp_path, "smoke.toml", "sqlite", seed=6, ops="unlimited", duration=2.0,
+               session_lifetime=200)
+    assert time.monotonic() - started < 2.0 + 10  # the duration, then the check
+    assert res.exit_code == 0, res.result.counts()
+    assert res.stats["worker_ops"] > 4 * 200  # past the first generation of sessions
+    plan_json = (res.run_dir / "plan.json").read_bytes()
+    assert len(plan_json) < 1000 and b"streams" not in plan_json
+    assert 'ops = "unlimited"' in (res.run_dir / "scenario.toml").read_text()
+    assert "--ops unlimited" in res.reproduce
+    events = read_history(res.run_dir)
+    worked = {e.session for e in events if e.session and e.process not in ("final", "nemesis")}
+    final = {e.session for e in events if e.process == "final"}
+    top = max(int(s.split(".")[1]) if "." in s else 0 for s in worked)
+    assert top >= 1 and worked <= final
+    assert max(int(s.split(".")[1]) if "." in s else 0 for s in final) == top

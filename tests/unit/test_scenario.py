@@ -59,7 +59,8 @@ def test_overrides_are_validated() -> None:
         ({"workers": 1_000_000_000}, "workers must be at most 1024"),
         ({"sessions": 1_000_000_000}, "sessions must be at most 10000"),
         ({"ops": 1_000_000_000_000}, "ops must be at most 100000000 per worker"),
-        ({"workers": 64, "ops": 100_000_000, "session_lifetime": 0}, "planned ops need about"),
+        ({"ops": "many"}, 'ops must be an integer or "unlimited"'),
+        ({"ops": "unlimited", "control": {"enabled": True}}, "controlled mode needs a number of ops"),
         ({"ops": 10_000_000, "session_lifetime": 1}, "sessions x generations"),
         ({"payload": {"max_bytes": 10_000_000_000}}, "payload.max_bytes must be at most"),
         ({"payload": {"max_bytes": True}}, "payload.max_bytes must be a non-negative integer"),
@@ -113,3 +114,16 @@ def test_more_workers_than_the_process_limit_allows_are_refused() -> None:
     finally:
         resource.setrlimit(resource.RLIMIT_NPROC, (soft, hard))
     assert workers_problem(8) is None
+
+
+def test_unlimited_ops_are_spelled_out_and_survive_the_run_directory() -> None:
+    import tomllib
+
+    sc = from_dict({"ops": "unlimited", "duration": 5})
+    assert sc.ops is None
+    assert 'ops = "unlimited"' in sc.to_toml()
+    assert from_dict(tomllib.loads(sc.to_toml())).ops is None
+    assert Scenario().with_overrides(ops="unlimited").ops is None
+    assert from_dict({"ops": 0}).ops == 0  # 0 still means none
+    huge = from_dict({"workers": 64, "ops": 100_000_000, "session_lifetime": 0})
+    assert huge.ops == 100_000_000  # no memory bound: the plan is drawn lazily

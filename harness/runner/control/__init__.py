@@ -38,4 +38,4 @@ def controller_for(sc: Scenario, plan: Plan) -> Controller | None:
         return None
     from harness.plan import step_estimate
 
-    return Controller(spec, plan.seed, len(plan.streams), steps_estimate=step_estimate(plan.streams))
+    return Controller(spec, plan.seed, plan.workers, steps_estimate=step_estimate(plan))

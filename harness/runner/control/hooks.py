@@ -28,9 +28,9 @@ import socket
 import struct
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 from harness.backends import backends
 
@@ -75,34 +75,17 @@ class Client:
             if os.read(self.fd, 1) != b"g":
                 os._exit(4)  # the coordinator is gone: stop without touching the store
 
-    def ops(self, ops: Sequence[Any], start: int = 0) -> Sequence[Any]:
-        """``ops[start:]``, telling each point which op (by index in ``ops``) it is in."""
-        return _Numbered(self, ops, start)
+    def ops(self, ops: Iterable[Any], start: int = 0) -> Iterator[Any]:
+        """``ops`` (a stream from op ``start`` on), telling each point which op (by its
+        index in the whole stream) it is in."""
+        for i, op in enumerate(ops, start):
+            self.op = i
+            yield op
 
     def done(self) -> None:
         with contextlib.suppress(OSError):
             os.write(self.fd, b"d")
         self.sock.close()
-
-
-class _Numbered(Sequence[Any]):
-    def __init__(self, client: Client, ops: Sequence[Any], start: int) -> None:
-        self.client, self.all, self.start = client, ops, start
-
-    def __len__(self) -> int:
-        return max(0, len(self.all) - self.start)
-
-    @overload
-    def __getitem__(self, i: int) -> Any: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Any]: ...
-    def __getitem__(self, i: int | slice) -> Any:
-        return self.all[self.start :][i]
-
-    def __iter__(self) -> Iterator[Any]:
-        for i in range(self.start, len(self.all)):
-            self.client.op = i
-            yield self.all[i]
 
 
 def attach(how: Attach, slot: int, process: int | str | None = None) -> Client:

@@ -41,11 +41,12 @@ def check_faults(faults: Iterable[dict[str, Any]], backend: str, *, external: bo
 
 
 class Slots:
-    """The live process of each worker slot. ``respawn(slot, process, start)`` starts a
-    process for a slot; the new ones are added to ``procs`` (which the coordinator kills
-    in its ``finally``) before anything else can fail."""
+    """The live process of each worker slot. ``lengths[slot]`` is how many ops the slot
+    has (None: unlimited, it runs until the deadline). ``respawn(slot, process, start)``
+    starts a process for a slot; the new ones are added to ``procs`` (which the coordinator
+    kills in its ``finally``) before anything else can fail."""
 
-    def __init__(self, procs: list[Any], lengths: Sequence[int], board: Board,
+    def __init__(self, procs: list[Any], lengths: Sequence[int | None], board: Board,
                  respawn: Callable[[int, int, int], Any]) -> None:
         self.procs = procs
         self.lengths = lengths
@@ -73,7 +74,8 @@ class Slots:
         if dead in self.procs:
             self.procs.remove(dead)
         start = self.board.progress[slot] + 1
-        if start >= self.lengths[slot]:
+        length = self.lengths[slot]
+        if length is not None and start >= length:
             return None
         number, self.next_process = self.next_process, self.next_process + 1
         # Until the new process marks its first op, the slot stands before op ``start``: a
