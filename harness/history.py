@@ -279,9 +279,8 @@ def _source(p: Path) -> Iterator[Event]:
         if not p.exists():
             raise HistoryError(f"{p}: no such file or directory")
         return iter_log(p)
-    for merged in (p / "history.jsonl", p / "history.jsonl.zst"):  # a run before logs at rest
-        if merged.is_file():
-            return iter_log(merged)
+    if (p / "history.jsonl").is_file():  # a run directory from before logs were compressed
+        return iter_log(p / "history.jsonl")
     files = log_files(p / "history" if (p / "history").is_dir() else p)
     if not files:
         raise HistoryError(f"{p}: no history.jsonl and no *.jsonl or *.jsonl.zst logs in it")
