@@ -1,6 +1,6 @@
-"""The history as a record: the event, turn tokens, reading and merging logs, pairing
-each operation's invoke with its completion. Pure: no processes; I/O only to read or
-write a whole file.
+"""The history as a record: the event, turn tokens, reading and merging logs as streams,
+pairing each operation's invoke with its completion. Pure: no processes; I/O only to read
+logs (their files: :mod:`harness.history_files`) or write a whole history.
 
 Contract (docs/design.md, "The history"): one JSON object per line. Every operation is logged
 twice, an ``invoke`` before it starts and a completion after it: ``ok``, ``fail`` (it
@@ -26,15 +26,22 @@ A *token* is :func:`turn_token` of a turn's content: the content itself when sho
 prefix plus length and hash when long, so histories stay small when payloads are hundreds
 of KB while every distinct content keeps a distinct token.
 
-Workers write whole lines, kill-safe (:mod:`harness.runner.history_writer`); reading
-tolerates a torn last line anyway (a log copied from a dying disk).
+One copy of the history is kept: the per-process logs. Each process writes its own plain
+``history/<process>.jsonl``, whole lines, kill-safe (:mod:`harness.runner.history_writer`);
+when the run ends the coordinator compresses every log to ``<process>.jsonl.zst``
+(zstandard) and removes the plain one, and writes no merged copy: readers merge the logs
+by time as they stream them (:func:`iter_history`, one pending event per log). A log left
+plain (a coordinator killed before compressing) reads the same, and so does a run directory
+from before logs were compressed (its merged ``history.jsonl`` is read). Reading tolerates
+a torn last line (a worker SIGKILLed mid-write by something else, a log copied from a
+dying disk, a ``.zst`` cut short).
 """
 
 from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from hashlib import blake2b
 from pathlib import Path
@@ -43,6 +50,7 @@ from typing import Any
 import orjson
 
 from harness.errors import HistoryError
+from harness.history_files import iter_lines, log_files
 
 __all__ = [
     "COMPLETIONS",
@@ -53,6 +61,9 @@ __all__ = [
     "Event",
     "Pair",
     "event_problem",
+    "iter_history",
+    "iter_log",
+    "iter_merge",
     "iter_ops",
     "merge",
     "pair_ops",
@@ -210,72 +221,97 @@ def value_problem(e: Event) -> str | None:
     return None
 
 
-def read_log(path: str | os.PathLike[str]) -> list[Event]:
-    """Read one JSON-lines log. A torn or garbled *last* line is dropped (the writer died
-    mid-write); a garbled line anywhere else is an error, since it means a corrupt file, and
-    so is a line that is JSON but no history event (:func:`event_problem`). An empty log is
-    an empty list (a worker killed before its first event)."""
+def iter_log(path: str | os.PathLike[str]) -> Iterator[Event]:
+    """Stream one log, plain ``.jsonl`` or compressed ``.jsonl.zst``
+    (:mod:`harness.history_files`), in file order, holding one chunk at a time.
+
+    A torn or garbled *last* line is dropped (the writer died mid-write, or a ``.zst`` was
+    cut short); a garbled line anywhere else is an error, since it means a corrupt file, and
+    so is a line that is JSON but no history event (:func:`event_problem`). The error comes
+    when the reader reaches the next non-blank line: every event before it has been yielded.
+    An empty log yields nothing (a worker killed before its first event)."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as err:
-        raise HistoryError(f"cannot read history {p}: {err.strerror or err}") from err
-    lines = data.split(b"\n")
-    events: list[Event] = []
-    last = len(lines) - 1
-    for n, line in enumerate(lines):
+    torn: tuple[int, orjson.JSONDecodeError] | None = None
+    for n, line in enumerate(iter_lines(p), 1):
         if not line.strip():
             continue
+        if torn is not None:  # a garbled line with more after it: not a torn tail
+            raise HistoryError(f"{p}:{torn[0]}: not a history event ({torn[1]})")
         try:
             d = orjson.loads(line)
         except orjson.JSONDecodeError as err:
-            if n >= last - 1 and not any(x.strip() for x in lines[n + 1 :]):
-                break  # torn tail
-            raise HistoryError(f"{p}:{n + 1}: not a history event ({err})") from None
+            torn = (n, err)
+            continue
         problem = event_problem(d)
         if problem is not None:
-            raise HistoryError(f"{p}:{n + 1}: not a history event: {problem}")
-        events.append(Event.from_dict(d))
-    return events
+            raise HistoryError(f"{p}:{n}: not a history event: {problem}")
+        yield Event.from_dict(d)
 
 
-def merge(logs: Iterable[Sequence[Event]]) -> list[Event]:
-    """Merge per-process logs into one history ordered by time, indices renumbered.
+def read_log(path: str | os.PathLike[str]) -> list[Event]:
+    """:func:`iter_log` as a list."""
+    return list(iter_log(path))
+
+
+def iter_merge(logs: Iterable[Iterable[Event]]) -> Iterator[Event]:
+    """Merge per-process logs into one history ordered by time, indices renumbered, lazily:
+    a heap of one pending event per log.
 
     Each log is already in its own time order; ties keep log order (stable merge)."""
-    keyed = ([(e.time, k, i, e) for i, e in enumerate(log)] for k, log in enumerate(logs))
-    return [replace(t[3], index=n) for n, t in enumerate(heapq.merge(*keyed))]
+    keyed = [_keyed(k, log) for k, log in enumerate(logs)]
+    for n, t in enumerate(heapq.merge(*keyed)):
+        yield replace(t[3], index=n)
 
 
-def read_history(path: str | os.PathLike[str]) -> list[Event]:
-    """Read a history: a merged ``history.jsonl``, a run directory (its ``history.jsonl``,
-    else its per-worker logs under ``history/``), or a directory of ``*.jsonl`` logs.
+def _keyed(k: int, log: Iterable[Event]) -> Iterator[tuple[int, int, int, Event]]:
+    """A log's events keyed for a stable merge (a function, so each generator keeps its k)."""
+    return ((e.time, k, i, e) for i, e in enumerate(log))
+
+
+def merge(logs: Iterable[Iterable[Event]]) -> list[Event]:
+    """:func:`iter_merge` as a list."""
+    return list(iter_merge(logs))
+
+
+def _source(p: Path) -> Iterator[Event]:
+    """The events of what :func:`iter_history` is given, before validation."""
+    if not p.is_dir():
+        if not p.exists():
+            raise HistoryError(f"{p}: no such file or directory")
+        return iter_log(p)
+    if (p / "history.jsonl").is_file():  # a run directory from before logs were compressed
+        return iter_log(p / "history.jsonl")
+    files = log_files(p / "history" if (p / "history").is_dir() else p)
+    if not files:
+        raise HistoryError(f"{p}: no history.jsonl and no *.jsonl or *.jsonl.zst logs in it")
+    return iter_merge(iter_log(f) for f in files)
+
+
+def iter_history(path: str | os.PathLike[str]) -> Iterator[Event]:
+    """Stream a history: a log file (plain or ``.zst``), a run directory (its per-process
+    logs under ``history/``, merged by time; a run directory from before logs were
+    compressed has a merged ``history.jsonl``, which is read instead), or a directory of
+    logs. Memory: one chunk and one pending event per log.
 
     Raises HistoryError for what is not a history: no events at all (an empty or blank
     file, ``/dev/null``), a line that is no history event, a read whose turns are no
-    ``[role, token]`` pairs."""
+    ``[role, token]`` pairs; a bad event raises when the stream reaches it."""
     p = Path(path)
-    if p.is_dir():
-        if (p / "history.jsonl").is_file():
-            events = read_log(p / "history.jsonl")
-        else:
-            logs_dir = p / "history" if (p / "history").is_dir() else p
-            files = sorted(logs_dir.glob("*.jsonl"))
-            if not files:
-                raise HistoryError(f"{p}: no history.jsonl and no *.jsonl logs in it")
-            events = merge(read_log(f) for f in files)
-    elif not p.exists():
-        raise HistoryError(f"{p}: no such file or directory")
-    else:
-        events = read_log(p)
-    if not events:
-        raise HistoryError(f"{p}: not a history: no events in it")
-    for e in events:
+    empty = True
+    for e in _source(p):
         problem = value_problem(e)
         if problem is not None:
             raise HistoryError(f"{p}: not a history: event {e.index} ({e.process} {e.type} "
                                f"{e.f}): {problem}")
-    return events
+        empty = False
+        yield e
+    if empty:
+        raise HistoryError(f"{p}: not a history: no events in it")
+
+
+def read_history(path: str | os.PathLike[str]) -> list[Event]:
+    """:func:`iter_history` as a list."""
+    return list(iter_history(path))
 
 
 def write_history(path: str | os.PathLike[str], events: Iterable[Event]) -> None:

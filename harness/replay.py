@@ -2,7 +2,7 @@
 schedule, and measure how faithfully a run replays.
 
 A controlled run directory holds ``scenario.toml``, ``plan.json`` (the seed), ``trace.json``
-(the grants, and the faults at their decisions) and ``history.jsonl``. :func:`replay`
+(the grants, and the faults at their decisions) and ``history/``. :func:`replay`
 runs the same scenario with the same seed and, with ``source="trace"``, makes the
 coordinator follow the recorded grants (and apply the recorded faults) instead of drawing
 them; :func:`compare_runs` then says whether the two histories are the same up to times

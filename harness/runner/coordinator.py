@@ -20,7 +20,8 @@ from harness.backends import Target, make_target
 from harness.checker import check
 from harness.checker.safe import check_safe
 from harness.errors import InputError, TargetError
-from harness.history import Event, merge, read_log, write_history
+from harness.history import Event, iter_log, merge
+from harness.history_files import compress_logs, log_files
 from harness.plan import Op, Plan, make_plan
 from harness.result import RunResult
 from harness.runner.control import Controller, controller_for
@@ -109,9 +110,9 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
             _final_read(setup, reached)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
-    events = merge(read_log(p) for p in sorted((run_dir / "history").glob("*.jsonl")))
+    events = merge(iter_log(p) for p in log_files(run_dir / "history"))
     _refuse_unopenable(events, scenario)
-    write_history(run_dir / "history.jsonl", events)
+    compress_logs(run_dir / "history")  # every writer has ended: the logs are the one copy
     say("check", {"events": len(events)})
     result = check_safe(check, events)
     control = {"control": ctl.trace.summary()} if ctl is not None else {}

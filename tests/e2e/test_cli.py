@@ -23,7 +23,7 @@ def test_smoke_run_passes_and_prints_how_to_reproduce(tmp_path: Path) -> None:
     assert "PASS" in r.stdout
     assert "reproduce: harness run " in r.stdout and "--seed 2" in r.stdout
     (run_dir,) = (tmp_path / "r").iterdir()
-    assert {"report.json", "history.jsonl", "scenario.toml", "plan.json"} <= {
+    assert {"report.json", "history", "scenario.toml", "plan.json"} <= {
         p.name for p in run_dir.iterdir()}
     again = harness("check", str(run_dir), cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr

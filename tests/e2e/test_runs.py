@@ -40,7 +40,7 @@ def test_zoo_store_is_caught_with_its_kind(store: str, tmp_path: Path) -> None:
     v = next(v for v in res.result.violations if v.kind == expected)
     assert v.events and v.message
     assert (res.run_dir / "report.json").is_file()
-    assert (res.run_dir / "history.jsonl").is_file()
+    assert (res.run_dir / "history" / "final.jsonl.zst").is_file()
 
 
 @pytest.mark.parametrize("scenario, store", CLEAN)

@@ -1,15 +1,33 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import multiprocess
+import orjson
 import pytest
+import zstandard
 
 from harness.errors import HistoryError
-from harness.history import Event, iter_ops, merge, pair_ops, read_history, read_log, turn_token
+from harness.history import (
+    Event,
+    iter_history,
+    iter_log,
+    iter_merge,
+    iter_ops,
+    merge,
+    pair_ops,
+    read_history,
+    read_log,
+    turn_token,
+    write_history,
+)
+from harness.history_files import compress_log, compress_logs, log_files
 from harness.runner.history_writer import HistoryWriter
 
 
@@ -238,3 +256,101 @@ def test_the_ops_a_history_knows_are_the_store_capabilities() -> None:
     from harness.stores.base import ALL_CAPABILITIES
 
     assert OP_FS == ALL_CAPABILITIES
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+
+
+def _killed_log(tmp_path: Path, n: int) -> Path:
+    """A log whose writer was SIGKILLed after ``n`` events, its last line then torn."""
+    p = tmp_path / "1.jsonl"
+    proc = multiprocess.get_context("fork").Process(target=_writer, args=(str(p), n))
+    proc.start()
+    proc.join()
+    assert proc.exitcode == -signal.SIGKILL
+    with open(p, "ab") as fh:
+        fh.write(b'{"index":%d,"time":9,"process":1,"pid":1,"type":"ok","f":"app' % n)
+    return p
+
+
+def test_a_killed_workers_torn_log_is_compressed_and_read_with_nothing_lost(tmp_path: Path) -> None:
+    p = _killed_log(tmp_path, 3000)
+    plain = read_log(p)
+    assert [e.value[1] for e in plain] == [f"w1.{i}|" for i in range(3000)]
+    raw = p.read_bytes()
+    z = compress_log(p)
+    assert z.name == "1.jsonl.zst" and not p.exists()
+    assert z.stat().st_size * 4 < len(raw)  # the point of it
+    assert read_log(z) == plain
+    assert zstandard.ZstdDecompressor().decompress(z.read_bytes()) == raw  # byte for byte, torn tail too
+
+
+def test_a_cut_short_zst_yields_every_whole_line_before_the_cut(tmp_path: Path) -> None:
+    p = tmp_path / "0.jsonl"
+    with HistoryWriter(p, 0) as w:
+        for i in range(20000):
+            w.log("invoke", "append", "s0", ["user", f"w0.{i}|" + "x" * (i % 50)])
+    whole = read_log(p)
+    data = compress_log(p).read_bytes()
+    cut = tmp_path / "cut.jsonl.zst"
+    for frac in (0.1, 0.5, 0.9, 0.999):
+        cut.write_bytes(data[: int(len(data) * frac)])
+        got = read_log(cut)
+        assert 0 < len(got) < len(whole) and got == whole[: len(got)]
+        raw = zstandard.ZstdDecompressor().stream_reader(data[: int(len(data) * frac)]).read()
+        assert len(got) == raw.count(b"\n")  # every line whose newline made it is there
+
+
+def test_a_log_that_is_not_zstd_is_a_history_error(tmp_path: Path) -> None:
+    p = tmp_path / "0.jsonl.zst"
+    p.write_bytes(_OK)
+    with pytest.raises(HistoryError, match="not a zstd log"):
+        read_log(p)
+
+
+def test_reading_streams_events_before_a_bad_line_and_merges_lazily(tmp_path: Path) -> None:
+    p = tmp_path / "0.jsonl"
+    p.write_bytes(_OK * 3 + b"{garbled\n" + _OK)
+    it = iter_log(p)
+    assert [next(it).type for _ in range(3)] == ["invoke"] * 3  # yielded before the error
+    with pytest.raises(HistoryError, match=r"0\.jsonl:4: not a history event"):
+        next(it)
+
+    def endless(process: int, step: int) -> Iterator[Event]:
+        t = 0
+        while True:
+            t += step
+            yield Event(0, t, process, "invoke", "read", "s0")
+
+    merged = iter_merge([endless(0, 2), endless(1, 3)])  # no list could hold these
+    assert [(e.time, e.process, e.index) for e in islice(merged, 5)] == [
+        (2, 0, 0), (3, 1, 1), (4, 0, 2), (6, 0, 3), (6, 1, 4)]
+
+
+def test_a_directory_of_compressed_logs_reads_as_its_plain_one(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(GOLDEN / "run-lost-turn", run)
+    plain = read_history(run)
+    assert [p.name for p in compress_logs(run / "history")] == [
+        "0.jsonl.zst", "1.jsonl.zst", "final.jsonl.zst"]
+    assert sorted(p.name for p in (run / "history").iterdir()) == [
+        "0.jsonl.zst", "1.jsonl.zst", "final.jsonl.zst"]
+    assert read_history(run) == plain == list(iter_history(run / "history"))
+    # killed between the rename and the removal: both copies, the plain one is read
+    (run / "history" / "1.jsonl").write_bytes((GOLDEN / "run-lost-turn/history/1.jsonl").read_bytes())
+    (run / "history" / "1.jsonl.zst.tmp").write_bytes(b"half a compressed file")
+    assert [p.name for p in log_files(run / "history")] == [
+        "0.jsonl.zst", "1.jsonl", "final.jsonl.zst"]
+    assert read_history(run) == plain
+
+
+def test_an_old_run_directory_reads_its_merged_history(tmp_path: Path) -> None:
+    """A run from before logs were compressed: plain logs and a merged history.jsonl."""
+    run = tmp_path / "old"
+    shutil.copytree(GOLDEN / "run-lost-turn", run)
+    merged = read_history(run)
+    write_history(run / "history.jsonl", merged)
+    (run / "history" / "0.jsonl").write_bytes(b"")  # proof that the merged copy is what is read
+    assert read_history(run) == merged
+    assert [orjson.loads(line)["index"] for line in (run / "history.jsonl").read_bytes().splitlines()] == [
+        e.index for e in merged]
