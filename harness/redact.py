@@ -61,6 +61,9 @@ def url_secrets(url: str) -> frozenset[str]:
 def redact_url(url: str) -> str:
     """``url`` with its password (user-info or ``?password=``) replaced by ``***``; the
     rest as it was. Text that is not a URL has any remembered secret scrubbed."""
+    secrets = url_secrets(url)
+    if not secrets:  # nothing to hide: the URL exactly as given
+        return scrub(url)
     try:
         parts = urlsplit(url)
         has_pw = parts.password is not None
@@ -71,7 +74,7 @@ def redact_url(url: str) -> str:
         userinfo, _, hostport = netloc.rpartition("@")
         netloc = f"{userinfo.partition(':')[0]}:{REDACTED}@{hostport}"
     query = "&".join(_redact_arg(item) for item in parts.query.split("&")) if parts.query else ""
-    return scrub(urlunsplit(parts._replace(netloc=netloc, query=query)), url_secrets(url))
+    return scrub(urlunsplit(parts._replace(netloc=netloc, query=query)), secrets)
 
 
 def _redact_arg(item: str) -> str:

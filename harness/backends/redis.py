@@ -195,7 +195,7 @@ class ExternalRedis(Target):
         self.url = url
         self.namespace = namespace
         self.janitor = Janitor(url, namespace, ttl_s)
-        self.note = (f"external Redis {redact_url(url)} (keys under {namespace}:, "
+        self.note = (f"external Redis {redact_url(url)} (keys under {namespace}:*, "
                      f"TTL {ttl_s} s)")
 
     def start(self) -> None:
