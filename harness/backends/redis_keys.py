@@ -8,10 +8,10 @@ Contract (docs/design.md, "Keys on your Redis"):
   glob characters of the run id (``[ ] * ? \\``) are escaped in SCAN MATCH patterns, so a
   scenario named ``*`` or ``glob[x`` touches its own keys and no other.
 - While the run lives, a janitor thread of the coordinator scans the namespace every
-  :data:`JANITOR_INTERVAL_S` and gives every key without a TTL one of :func:`key_ttl_s`
-  (the scenario's duration plus a day): keys a SIGKILLed coordinator leaves behind expire
-  by themselves. A key the store gave its own TTL keeps it (checked and set in one Lua
-  script, so a lease is never lengthened).
+  :data:`JANITOR_INTERVAL_S` (longer if a pass is slow: a big keyspace) and gives every
+  key without a TTL one of :func:`key_ttl_s` (the scenario's duration plus a day): keys a
+  SIGKILLed coordinator leaves behind expire by themselves. A key the store gave its own
+  TTL keeps it (checked and set in one Lua script, so a lease is never lengthened).
 - The sorted set ``harness:runs`` holds each live run's id, scored by when its janitor
   last saw it alive (unix seconds). A run that ends removes its keys and its entry; what
   stays there was left by a killed run, and ``harness clean`` removes it.
@@ -96,8 +96,13 @@ class Janitor:
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        took = 0.0
+        # SCAN walks the whole keyspace: on a big server a pass is slow, and the janitor
+        # then spends at most a sixth of its time scanning
+        while not self._stop.wait(max(self.interval_s, 5 * took)):
+            started = time.monotonic()
             self._pass()
+            took = time.monotonic() - started
 
     def _pass(self) -> None:
         import redis
