@@ -1,4 +1,4 @@
-"""The ``harness`` command: run, check, replay, shrink, stores.
+"""The ``harness`` command: run, check, replay, shrink, stores, clean.
 
 Exit codes (docs/design.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
 with a one-line reason on stderr and no traceback; 130 interrupted by Ctrl-C (SIGINT)
@@ -39,8 +39,10 @@ EXIT_INTERRUPTED = 130
 def _say(msg: str) -> None:
     """One line on stderr; a stderr that cannot be written is left alone (the exit code
     still tells)."""
-    with contextlib.suppress(OSError):
-        click.echo("harness: " + " ".join(msg.split()), err=True)
+    from harness.redact import scrub
+
+    with contextlib.suppress(OSError):  # a password a driver quoted is never shown
+        click.echo("harness: " + " ".join(scrub(msg).split()), err=True)
 
 
 def _fail(msg: str, code: int = 2) -> NoReturn:
@@ -120,8 +122,10 @@ class _Ops(click.IntRange):
 
 def _redis_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     """``--redis-url``, refused here if redis-py would refuse it (before anything starts)."""
+    from harness.redact import remember
     from harness.scenario import redis_url_problem
 
+    remember(value)  # from now on its password is scrubbed from what this process says
     problem = redis_url_problem(value) if value else None
     if problem:
         raise click.BadParameter(problem, ctx, param)
@@ -202,8 +206,10 @@ def cli() -> None:
 @click.option("--store", "store", metavar="SPEC",
               help="Built-in store name (see `harness stores`) or package.module:factory.")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
+              envvar="HARNESS_REDIS_URL",
               help="Use this external Redis (keys under a run namespace, never flushed) "
-                   "instead of starting a redis-server.")
+                   "instead of starting a redis-server; default $HARNESS_REDIS_URL, the "
+                   "way to keep a password off the command line.")
 @click.option("--allow-destructive-faults", is_flag=True, help="Let faults that destroy "
               "server state (restart) run against the external --redis-url; refused without.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
@@ -361,7 +367,7 @@ _RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 @click.option("--runs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Replay this many times, comparing each with the original.")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
-              help="As for `run`.")
+              envvar="HARNESS_REDIS_URL", help="As for `run`.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
 def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: Path) -> None:
@@ -414,7 +420,7 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
               show_default=True,
               help="Seconds of shrinking at most.")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
-              help="As for `run`.")
+              envvar="HARNESS_REDIS_URL", help="As for `run`.")
 def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
                budget: float, redis_url: str) -> None:
     """Minimize a failing run (faults, workers, ops, sessions, scheduling steps) while it
@@ -438,6 +444,63 @@ def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
         if r.reference is not None:
             click.echo(f"on the reference store {r.reference!r} it "
                        f"{'passes' if r.reference_passes else 'STILL FAILS'}")
+
+    _finish(show, 0)
+
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _age(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """``--older-than``: a number with a unit s, m, h or d (``1d``, ``90m``, ``30s``)."""
+    if value is None:
+        return None
+    num, unit = (value[:-1], value[-1]) if value[-1:] in _AGE_UNITS else (value, "s")
+    try:
+        secs = float(num) * _AGE_UNITS[unit]
+    except ValueError:
+        secs = math.nan
+    if not (math.isfinite(secs) and secs >= 0):
+        raise click.BadParameter(f"{value!r} is not an age like 1d, 12h, 30m or 90s", ctx, param)
+    return secs
+
+
+@cli.command("clean")
+@click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
+              envvar="HARNESS_REDIS_URL", help="The Redis to clean (default $HARNESS_REDIS_URL).")
+@click.option("--run", "runs", metavar="RUN_ID", multiple=True,
+              help="Remove this run's keys (harness:RUN_ID:*, matched literally); repeatable.")
+@click.option("--older-than", metavar="AGE", callback=_age,
+              help="Remove every indexed run not seen alive for AGE (1d, 12h, 30m, 90s).")
+def clean_cmd(redis_url: str, runs: tuple[str, ...], older_than: float | None) -> None:
+    """Remove what killed runs left on a Redis: the keys under harness:<run-id>: and the
+    run's entry in the index harness:runs. Without --run or --older-than, list the index."""
+    import time
+
+    from harness.backends.redis_keys import list_runs, remove_runs
+
+    if not redis_url:
+        _fail("clean needs --redis-url URL (or $HARNESS_REDIS_URL)")
+    try:
+        if not runs and older_than is None:
+            rows = list_runs(redis_url)
+        else:
+            removed = remove_runs(redis_url, runs, older_than)
+    except HarnessError as err:
+        _fail(str(err))
+
+    def show() -> None:
+        if not runs and older_than is None:
+            now = time.time()
+            for rid, seen in rows:
+                click.echo(f"{rid}  last seen {now - seen:.0f} s ago")
+            click.echo(f"{len(rows)} run(s) in the index" + (
+                "; remove them with --run RUN_ID or --older-than AGE" if rows else ""))
+            return
+        for r in removed:
+            click.echo(f"removed {r.keys} keys of {r.run_id}"
+                       + ("" if r.last_seen is not None else " (not in the index)"))
+        click.echo(f"{sum(r.keys for r in removed)} keys of {len(removed)} run(s) removed")
 
     _finish(show, 0)
 

@@ -49,6 +49,7 @@ from typing import Any
 from harness import limits
 from harness.errors import ScenarioError
 from harness.faults.tables import check_fault
+from harness.redact import redact_url
 from harness.scenario_control import ControlSpec, parse_control
 
 __all__ = ["UNLIMITED", "PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario",
@@ -122,7 +123,7 @@ class Scenario:
         out.append("\n[payload]")
         out += [f"max_bytes = {self.payload.max_bytes}", f"long_rate = {self.payload.long_rate}"]
         out.append("\n[redis]")
-        out += [f"url = {_toml_value(self.redis.url)}",
+        out += [f"url = {_toml_value(redact_url(self.redis.url))}",  # no password
                 f"persistence = {_toml_value(self.redis.persistence)}"]
         if self.control:
             out.append("\n[control]")

@@ -37,6 +37,6 @@ def backends() -> tuple[Backend, ...]:
 
 
 def make_target(name: str, run_dir: Path, namespace: str, url: str = "",
-                persistence: str = "always") -> Target:
+                persistence: str = "always", duration_s: float = 0.0) -> Target:
     """The target of a run on backend ``name`` (see :meth:`Backend.target`)."""
-    return backend(name).target(run_dir, namespace, url, persistence)
+    return backend(name).target(run_dir, namespace, url, persistence, duration_s)

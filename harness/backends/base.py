@@ -78,10 +78,11 @@ class Backend(Protocol):
     name: str  # as a scenario's ``backend = "..."`` and a store's declaration say it
 
     def target(self, run_dir: Path, namespace: str, url: str = "",
-               persistence: str = "always") -> Target:
+               persistence: str = "always", duration_s: float = 0.0) -> Target:
         """The target of a run (not started yet): a user's server at ``url``, or one the
         harness makes under ``run_dir``. Keys or objects of the run live under
-        ``namespace``; ``persistence`` is the backend's durability setting, if it has one."""
+        ``namespace``; ``persistence`` is the backend's durability setting, if it has one;
+        ``duration_s`` the scenario's duration (what a user's server must keep keys for)."""
         ...
 
     def definitely_failed(self, exc: BaseException) -> bool:

@@ -4,7 +4,9 @@ the controlled-mode points on redis-py connections. Redis has no disk-full switc
 
 Managed servers get ``PR_SET_PDEATHSIG`` so they die with the harness even if it is
 SIGKILLed. Keys always live under the run's namespace; an external server is never
-flushed, only the run's own keys are deleted at the end.
+flushed: its run's keys get a TTL while the run lives and are deleted at the end, matched
+literally (:mod:`harness.backends.redis_keys`). A URL's password is never shown
+(:mod:`harness.redact`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness.backends.base import Stepper, Target
+from harness.backends.redis_keys import INDEX_KEY, PREFIX, Janitor, delete_namespace, key_ttl_s
 from harness.errors import TargetError
+from harness.redact import ENV_VAR, has_redacted_password, redact_url, remember, scrub
 from harness.runner.procs import free_port, set_pdeathsig
 
 __all__ = ["BACKEND", "ExternalRedis", "FakeRedisServer", "ManagedRedis", "RedisBackend",
@@ -59,7 +64,8 @@ def _wait_ping(url: str, deadline_s: float, alive: Callable[[], bool] = lambda: 
             except redis.RedisError:
                 pass
             if time.monotonic() > end or not alive():
-                raise TargetError(f"redis at {url} did not answer PING within {deadline_s:.0f}s")
+                raise TargetError(f"redis at {redact_url(url)} did not answer PING within "
+                                  f"{deadline_s:.0f}s")
             time.sleep(0.01)
     finally:
         r.close()
@@ -74,9 +80,10 @@ class ManagedRedis(Target):
     managed = True
 
     def __init__(self, directory: Path, persistence: str = "always",
-                 binary: str | None = None) -> None:
+                 binary: str | None = None, password: str = "") -> None:
         self.dir = Path(directory).resolve()
         self.persistence = persistence
+        self.password = password  # requirepass (given on stdin, not on the command line)
         self.binary = binary or find_redis_server()
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
@@ -91,7 +98,8 @@ class ManagedRedis(Target):
             raise TargetError(f"cannot create {self.dir}: {err.strerror}") from None
         for _attempt in range(5):
             self.port = self.port or free_port()
-            self.url = f"redis://127.0.0.1:{self.port}/0"
+            auth = f":{quote(self.password, safe='')}@" if self.password else ""
+            self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
             self._spawn()
             try:
                 _wait_ping(self.url, 10.0, lambda: self.proc is not None and self.proc.poll() is None)
@@ -102,11 +110,18 @@ class ManagedRedis(Target):
         raise TargetError(f"could not start {self.binary}; see {self.dir / 'redis.log'}")
 
     def _spawn(self) -> None:
-        args = [str(self.binary), "--port", str(self.port), "--bind", "127.0.0.1",
+        args = [str(self.binary), "-", "--port", str(self.port), "--bind", "127.0.0.1",
                 "--dir", str(self.dir), "--save", "", "--logfile", str(self.dir / "redis.log"),
                 "--daemonize", "no", *_PERSISTENCE_ARGS[self.persistence]]
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        # The config file on stdin ("-") carries the password, which is kept off the
+        # command line, where every process of the machine could read it.
+        quoted = self.password.replace("\\", "\\\\").replace('"', '\\"')
+        conf = f'requirepass "{quoted}"\n' if self.password else ""
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, preexec_fn=set_pdeathsig)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(conf.encode())
+        self.proc.stdin.close()
 
     def kill(self) -> None:
         """SIGKILL the server (a crash, as the ``restart`` fault wants) and reap it."""
@@ -168,37 +183,53 @@ class FakeRedisServer(Target):
 
 
 class ExternalRedis(Target):
-    """A Redis the user runs. Only the run's namespace is touched; it is never flushed."""
+    """A Redis the user runs. Only the run's namespace is touched; it is never flushed.
+    While the run lives a :class:`~harness.backends.redis_keys.Janitor` gives its keys a
+    TTL (``ttl_s``) and keeps its entry in the index of runs; the end deletes both."""
 
     kind = "redis"
     managed = False
 
-    def __init__(self, url: str, namespace: str) -> None:
+    def __init__(self, url: str, namespace: str, ttl_s: int = key_ttl_s(0)) -> None:
+        remember(url)
         self.url = url
         self.namespace = namespace
-        self.note = f"external Redis {url} (keys under {namespace}:*)"
+        self.janitor = Janitor(url, namespace, ttl_s)
+        self.note = (f"external Redis {redact_url(url)} (keys under {namespace}:*, "
+                     f"TTL {ttl_s} s)")
 
     def start(self) -> None:
         import redis
 
+        shown = redact_url(self.url)
+        if has_redacted_password(self.url):
+            raise TargetError(f"the password of {shown} was redacted when it was written "
+                              f"down: give the URL with --redis-url or ${ENV_VAR}")
         try:
             r = redis.Redis.from_url(self.url, socket_connect_timeout=3, socket_timeout=3)
-            r.ping()
-            r.close()
+            try:
+                r.ping()
+            finally:
+                r.close()
         except (redis.RedisError, ValueError, OSError) as err:
-            raise TargetError(f"cannot reach Redis at {self.url}: {err}") from None
+            raise TargetError(f"cannot reach Redis at {shown}: {scrub(str(err))}") from None
+        self.janitor.start()
 
     def stop(self) -> None:
         import redis
 
+        self.janitor.stop()
+        if not self.janitor.passes:
+            return  # never started: nothing of this run can be there
         try:
             r = redis.Redis.from_url(self.url, socket_connect_timeout=3, socket_timeout=10)
-            keys = list(r.scan_iter(match=f"{self.namespace}:*", count=1000))
-            for i in range(0, len(keys), 500):
-                r.delete(*keys[i : i + 500])
-            r.close()
-        except redis.RedisError:
-            pass
+            try:
+                delete_namespace(r, self.namespace)
+                r.zrem(INDEX_KEY, self.namespace.removeprefix(PREFIX))
+            finally:
+                r.close()
+        except (redis.RedisError, OSError):
+            pass  # the keys expire by themselves; `harness clean` removes them sooner
 
 
 def _redis() -> Any:
@@ -213,11 +244,11 @@ class RedisBackend:
     name = "redis"
 
     def target(self, run_dir: Path, namespace: str, url: str = "",
-               persistence: str = "always") -> Target:
+               persistence: str = "always", duration_s: float = 0.0) -> Target:
         """The user's server at ``url``; else a managed ``redis-server`` under
         ``run_dir/target/redis``; else, loudly, fakeredis."""
         if url:
-            return ExternalRedis(url, namespace)
+            return ExternalRedis(url, namespace, key_ttl_s(duration_s))
         binary = find_redis_server()
         if binary:
             return ManagedRedis(run_dir / "target" / "redis", persistence, binary)

@@ -73,7 +73,7 @@ class SqliteBackend:
     name = "sqlite"
 
     def target(self, run_dir: Path, namespace: str, url: str = "",
-               persistence: str = "always") -> Target:
+               persistence: str = "always", duration_s: float = 0.0) -> Target:
         """A fresh file under ``run_dir/target`` (a user's file is never written to)."""
         return SqliteTarget(run_dir / "target")
 

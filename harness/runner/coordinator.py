@@ -23,6 +23,7 @@ from harness.errors import InputError, TargetError
 from harness.history import Event, iter_log, merge
 from harness.history_files import compress_logs, log_files
 from harness.plan import Op, Plan, make_plan
+from harness.redact import ENV_VAR, url_secrets
 from harness.result import RunResult
 from harness.runner.control import Controller, controller_for
 from harness.runner.launch import Handle, Launcher, LocalLauncher, stop_all
@@ -65,12 +66,15 @@ def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
             "--workers", str(sc.workers), "--ops", str(UNLIMITED if sc.ops is None else sc.ops),
             "--sessions", str(sc.sessions),
             "--duration", f"{sc.duration:g}"]
-    if redis_url:
+    if redis_url and not url_secrets(redis_url):
         args += ["--redis-url", redis_url]
     if destructive:
         args.append("--allow-destructive-faults")
     if sc.control.get("enabled"):  # the same seed gives the same interleaving
         args += ["--controlled", "--strategy", str(sc.control.get("strategy", "pct"))]
+    if redis_url and url_secrets(redis_url):  # never written down: the shell supplies it
+        return (shlex.join(args) + f' --redis-url "${{{ENV_VAR}:?the Redis URL with its '
+                'password}"')
     return shlex.join(args)
 
 
@@ -94,7 +98,8 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     namespace = f"harness:{run_id}"
     (run_dir / "scenario.toml").write_text(scenario.to_toml(), encoding="utf-8")
     (run_dir / "plan.json").write_bytes(plan.to_json())
-    target = make_target(backend, run_dir, namespace, url, scenario.redis.persistence)
+    target = make_target(backend, run_dir, namespace, url, scenario.redis.persistence,
+                         scenario.duration)
     setup = _Setup(scenario, plan, info, target, namespace, run_dir,
                    LocalLauncher(run_dir, multiprocess.get_context(scenario.start_method)))
     say = progress or (lambda _event, _data: None)

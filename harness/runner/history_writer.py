@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from harness.redact import scrub
+
 __all__ = ["HistoryWriter"]
 
 
@@ -65,7 +67,7 @@ class HistoryWriter:
             "value": value,
         }
         if error is not None:
-            rec["error"] = error
+            rec["error"] = scrub(error)  # a driver's words may quote the URL
         self._index += 1
         return orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE)
 

@@ -28,6 +28,7 @@ import orjson
 from harness.backends import backends
 from harness.history import TOKEN_INLINE, turn_token
 from harness.plan import Op, Plan
+from harness.redact import remember
 from harness.runner.history_writer import HistoryWriter
 from harness.runner.procs import set_pdeathsig
 from harness.stores.base import MemoryStore
@@ -265,6 +266,7 @@ def run_worker(spec: WorkerSpec) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
     for sig in (signal.SIGTERM, signal.SIGHUP):  # not the coordinator's handlers, forked in
         signal.signal(sig, signal.SIG_DFL)
+    remember(spec.url)  # its password is scrubbed from the errors this process logs
     ctl = None
     if spec.control is not None:  # controlled mode: points in sqlite3/redis-py, then wait
         from harness.runner.control.hooks import attach
