@@ -147,6 +147,8 @@ class StreamChecker:
             return
         live.open -= 1
         live.final.append(inv)
+        if inv.f == "append" and _appends((inv, None), _token(inv)):
+            self._index_token(live, _token(inv))
         self._maybe_judge(live)
 
     def violations_so_far(self) -> tuple[Violation, ...]:
@@ -213,13 +215,13 @@ class StreamChecker:
         if attr is None:
             return
         getattr(live.ops, attr).append((inv, comp))
-        if attr == "appends" and (comp is None or comp.type != "fail"):
-            v = inv.value
-            if (type(v) is list or type(v) is tuple) and len(v) == 2 \
-                    and type(v[0]) is str and type(v[1]) is str:
-                names = self._live_tokens.setdefault(v[1], [])
-                if live.name not in names:
-                    names.append(live.name)
+        if attr == "appends" and _appends((inv, comp), _token(inv)):
+            self._index_token(live, _token(inv))
+
+    def _index_token(self, live: _Live, token: str) -> None:
+        names = self._live_tokens.setdefault(token, [])
+        if live.name not in names:
+            names.append(live.name)
 
     def _session_of(self, inv: Event, create: bool = False) -> _Live | None:
         s = inv.session
@@ -319,8 +321,9 @@ class _Lookup:
 
     def of(self, token: str) -> tuple[str, Pair] | None:
         sc = self._sc
-        if not sc._finishing and not _settled(sc, token):
-            self.unsettled = True
+        if not sc._finishing and (not _settled(sc, token) or any(
+                inv.f == "append" and _appends((inv, None), token) for inv in sc._pending.values())):
+            self.unsettled = True  # an append of it may still come, or still fail
         best: tuple[Hashable, str, Pair] | None = None
         old = sc.retired_owners.of(token)
         if old is not None:
@@ -329,9 +332,18 @@ class _Lookup:
             live = sc._live[name]
             key = (live.rank if live.rank is not None else INF, 0)
             if best is None or key < best[0]:  # type: ignore[operator]
-                pair = next(p for p in live.ops.appends if _appends(p, token))
+                pair = next(p for p in [*live.ops.appends, *((i, None) for i in live.final)]
+                            if _appends(p, token))
                 best = (key, name, pair)
         return None if best is None else (best[1], best[2])
+
+
+def _token(inv: Event) -> str:
+    """The token of an append invoke, or ``""`` if its value is not ``[role, token]``."""
+    v = inv.value
+    if (type(v) is list or type(v) is tuple) and len(v) == 2 and type(v[1]) is str:
+        return str(v[1])
+    return ""
 
 
 def _appends(pair: Pair, token: str) -> bool:

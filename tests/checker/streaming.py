@@ -66,3 +66,54 @@ def assert_same(events: Sequence[Event], rng: random.Random | None = None) -> Ch
         {k: v for k, v in want.stats.items() if k not in drop}
     assert live >= min(want.total(), 1)  # something was shown live when anything was found
     return got
+
+
+def _retoken(v: Any, k: int) -> Any:
+    """``w<p>:<n>`` tokens of segment ``k`` in the plan's ``w<writer>.<n>|`` form."""
+    if isinstance(v, str) and v.startswith("w") and ":" in v:
+        p, n = v[1:].split(":", 1)
+        if p.isdigit() and n.isdigit():
+            return f"w{int(p) + 100 * k}.{int(n) + 1_000_000 * k}|t"
+    if isinstance(v, list):
+        return [_retoken(x, k) for x in v]
+    return v
+
+
+def chain(segments: Sequence[Sequence[Event]]) -> list[Event]:
+    """One history of several in a row, as a long run whose sessions retire: segment
+    ``k``'s sessions are renamed ``g<k>-<name>``, its processes and writers offset by
+    ``100 * k``, its turns in the plan's form; indices and times continue."""
+    out: list[Event] = []
+    t0 = 0
+    for k, seg in enumerate(segments):
+        last = t0
+        for e in seg:
+            proc: Any = e.process + 100 * k if isinstance(e.process, int) else f"{e.process}-{k}"
+            sess = f"g{k}-{e.session}" if isinstance(e.session, str) else e.session
+            out.append(Event(len(out), e.time + t0, proc, e.type, e.f, sess,
+                             _retoken(e.value, k), e.error, e.pid))
+            last = max(last, e.time + t0)
+        t0 = last + 1
+    return out
+
+
+def bleed_across(events: Sequence[Event], rng: random.Random) -> list[Event] | None:
+    """Show a turn of an early session in an ok read of a session that begins later."""
+    firsts: dict[str, int] = {}
+    for e in events:
+        if isinstance(e.session, str):
+            firsts.setdefault(e.session, e.index)
+    appends = [e for e in events if e.type == "invoke" and e.f == "append"
+               and isinstance(e.value, list) and len(e.value) == 2]
+    reads = [e for e in events if e.type == "ok" and e.f == "read" and isinstance(e.value, list)
+             and isinstance(e.session, str)]
+    cands = [(a, r) for a in appends[:20] for r in reads[-20:]
+             if isinstance(a.session, str) and firsts[r.session] > a.index]  # type: ignore[index]
+    if not cands:
+        return None
+    a, r = rng.choice(cands)
+    out = list(events)
+    v = [list(x) for x in r.value]
+    v.insert(rng.randint(0, len(v)), list(a.value))
+    out[r.index] = Event(r.index, r.time, r.process, r.type, r.f, r.session, v, r.error, r.pid)
+    return out
