@@ -30,6 +30,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -76,6 +77,28 @@ def build(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
     return b.events
 
 
+def build_stream(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
+                 per_session: int = PER_SESSION) -> Iterator[tuple[str, Any]]:
+    """:func:`build`'s history, made lazily, with what a coordinator knows as it runs:
+    ``("event", e)`` in order, ``("retire", session)`` once no new op will touch the session
+    (its last invoke was sent; ops still open complete later), ``("end", process)`` when a
+    process is killed. Holds only the live sessions, never the history."""
+    b = _Builder(n_ops, procs, random.Random(seed), pool, per_session)
+    while b.started < n_ops or b.inflight:
+        b.t += 1
+        idle = len(b.idle)
+        if idle and b.started < n_ops and (not b.inflight or b.rng.random() < idle / procs):
+            b.invoke()
+        else:
+            b.advance()
+        for e in b.events:
+            yield "event", e
+        yield from b.actions
+        b.base += len(b.events)
+        b.events.clear()
+        b.actions.clear()
+
+
 class _Builder:
     """The state of :func:`build`: live sessions, processes, ops in flight."""
 
@@ -90,6 +113,11 @@ class _Builder:
         self.next_proc = procs
         self.started = self.n = self.t = 0
         self.choices = rng.choices([f for f, _ in MIX], [w for _, w in MIX], k=n_ops)
+        #: Index of ``events[0]`` (:func:`build_stream` drains the list as it goes).
+        self.base = 0
+        #: ``("retire", session)`` after a session's last invoke, ``("end", process)``
+        #: when a process is killed (it never sends anything again).
+        self.actions: list[tuple[str, Any]] = []
 
     def invoke(self) -> None:
         rng = self.rng
@@ -99,7 +127,8 @@ class _Builder:
         k = rng.randrange(self.pool)
         ses = self.live[k]
         ses.ops += 1
-        if ses.ops == self.per_session:
+        retired = ses.ops == self.per_session
+        if retired:
             self.live[k] = _Session(f"c{self.n_sessions}")
             self.n_sessions += 1
         value: Any = None
@@ -108,8 +137,10 @@ class _Builder:
             value = ["user" if self.n & 1 else "assistant", f"w{p}:{self.n}"]
         elif f == "rollback":
             value = rng.choice(ses.ids) if ses.ids else "none"
-        self.events.append(Event(len(self.events), self.t, p, "invoke", f, ses.name, value))
+        self.events.append(Event(self.base + len(self.events), self.t, p, "invoke", f, ses.name, value))
         self.inflight[p] = [ses, f, value, False, None, None]
+        if retired:
+            self.actions.append(("retire", ses.name))
 
     def advance(self) -> None:
         """One op in flight takes effect, or completes (rarely: is cut short)."""
@@ -123,14 +154,16 @@ class _Builder:
         if r < 0.0005:  # killed: never completes; a new process takes the slot
             self.idle.append(self.next_proc)
             self.next_proc += 1
+            self.actions.append(("end", p))
             return
         ses, f, ev = op[0], op[1], self.events
+        i = self.base + len(ev)
         if r < 0.001:
-            ev.append(Event(len(ev), self.t, p, "info", f, ses.name, None, "ConnectionError"))
+            ev.append(Event(i, self.t, p, "info", f, ses.name, None, "ConnectionError"))
         elif op[5] is not None:
-            ev.append(Event(len(ev), self.t, p, "fail", f, ses.name, None, op[5]))
+            ev.append(Event(i, self.t, p, "fail", f, ses.name, None, op[5]))
         else:
-            ev.append(Event(len(ev), self.t, p, "ok", f, ses.name, op[4]))
+            ev.append(Event(i, self.t, p, "ok", f, ses.name, op[4]))
             if f == "snapshot":
                 ses.ids.append(op[4])
         self.idle.append(p)

@@ -90,8 +90,9 @@ class RetiredOwners:
         ci, ct, cs = self._comp[3 * row: 3 * row + 3]
         comp = None
         if cs != _NONE:
-            typ, error, cpid = self._shapes[cs]
-            comp = Event(ci, ct, process, typ, "append", name, None, error, cpid)  # type: ignore[arg-type]
+            typ, error, cpid, vk = self._shapes[cs]
+            cv: object = None if vk is None else [role, token] if vk is list else (role, token)
+            comp = Event(ci, ct, process, typ, "append", name, cv, error, cpid)  # type: ignore[arg-type]
         return self._rank[row], name, (inv, comp)
 
     def _write(self, row: int, crc: int, rank: int, session: str, pair: Pair) -> None:
@@ -109,19 +110,24 @@ class RetiredOwners:
                 and inv.session == session and (type(v) is list or type(v) is tuple)
                 and type(inv.time) is int and type(inv.index) is int)
         if comp is not None:
-            fits = fits and (comp.value is None and comp.f == "append" and comp.session == session
+            fits = fits and ((comp.value is None or comp.value == v) and comp.f == "append" and comp.session == session
                              and comp.process == inv.process and type(comp.time) is int
                              and type(comp.index) is int)
         if not fits:
             self._whole[row] = pair
             return
-        self._inv[3 * row: 3 * row + 3] = array("q", (
-            inv.index, inv.time, self._shape((inv.process, inv.pid, v[0], type(v) is list))))
+        try:  # a junk (unhashable) process, pid or error fits no shape
+            ishape = self._shape((inv.process, inv.pid, v[0], type(v) is list))
+            cshape = _NONE if comp is None else self._shape(
+                (comp.type, comp.error, comp.pid, _value_kind(comp.value)))
+        except TypeError:
+            self._whole[row] = pair
+            return
+        self._inv[3 * row: 3 * row + 3] = array("q", (inv.index, inv.time, ishape))
         if comp is None:
             self._comp[3 * row: 3 * row + 3] = array("q", (_NONE, _NONE, _NONE))
         else:
-            self._comp[3 * row: 3 * row + 3] = array("q", (
-                comp.index, comp.time, self._shape((comp.type, comp.error, comp.pid))))
+            self._comp[3 * row: 3 * row + 3] = array("q", (comp.index, comp.time, cshape))
 
     def _shape(self, key: tuple[Hashable, ...]) -> int:
         sid = self._shape_ids.get(key)
@@ -129,3 +135,9 @@ class RetiredOwners:
             sid = self._shape_ids[key] = len(self._shapes)
             self._shapes.append(key)
         return sid
+
+
+def _value_kind(v: object) -> Hashable:
+    """How a completion's value is rebuilt: None, or the invoke's ``[role, token]`` as a
+    list or a tuple."""
+    return None if v is None else type(v)

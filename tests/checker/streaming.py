@@ -3,6 +3,7 @@ processes at random valid points, and comparing it with the batch checker."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -19,10 +20,8 @@ def last_positions(events: Sequence[Event]) -> tuple[dict[str, int], dict[Any, i
     for i, e in enumerate(events):
         if isinstance(e.session, str):
             sessions[e.session] = i
-        try:
+        with contextlib.suppress(TypeError):
             procs[e.process] = i
-        except TypeError:
-            pass
     return sessions, procs
 
 
