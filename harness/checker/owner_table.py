@@ -18,6 +18,7 @@ about ``n**2 / 2**97`` for ``n`` appends, far below anything a run can reach.
 
 from __future__ import annotations
 
+import sys
 import zlib
 from array import array
 from collections.abc import Hashable
@@ -53,6 +54,19 @@ class RetiredOwners:
 
     def __len__(self) -> int:
         return len(self._rank)
+
+    def nbytes(self) -> int:
+        """Bytes held by the table itself (its index, columns and name/shape tables; the
+        few rows kept whole are counted by number in :attr:`whole`, not by size)."""
+        cols = (self._crc, self._rank, self._name, self._inv, self._comp)
+        ints = sum(sys.getsizeof(k) + sys.getsizeof(r) for k, r in self._row.items())
+        return (sys.getsizeof(self._row) + ints + sum(sys.getsizeof(c) for c in cols)
+                + sum(sys.getsizeof(n) for n in self._names) + sys.getsizeof(self._names))
+
+    @property
+    def whole(self) -> int:
+        """How many rows keep their append's events whole (their values fit no shape)."""
+        return len(self._whole)
 
     def add(self, token: str, rank: int, session: str, pair: Pair) -> None:
         """Record a non-failed append of ``token`` by the session of that rank."""

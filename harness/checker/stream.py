@@ -151,6 +151,24 @@ class StreamChecker:
             self._index_token(live, _token(inv))
         self._maybe_judge(live)
 
+    def retained(self) -> dict[str, int]:
+        """What the checker holds now: live (and held) sessions and their ops, the open
+        invokes, the retired owner table (rows and bytes), the violations that can still
+        be kept. Only ``owner_rows``/``owner_bytes`` and ``judged_sessions`` (one name
+        per session) grow with the run."""
+        return {
+            "live_sessions": len(self._live),
+            "held_sessions": sum(1 for lv in self._live.values() if lv.held),
+            "live_ops": sum(lv.ops.count() + len(lv.final) for lv in self._live.values()),
+            "live_tokens": len(self._live_tokens),
+            "open_invokes": len(self._pending),
+            "judged_sessions": len(self._judged),
+            "owner_rows": len(self.retired_owners),
+            "owner_whole_rows": self.retired_owners.whole,
+            "owner_bytes": self.retired_owners.nbytes(),
+            "candidates": sum(len(c) for c in self._cands.values()),
+        }
+
     def violations_so_far(self) -> tuple[Violation, ...]:
         """Violations found since the last call (at most ``LIVE_CAP``; all are counted
         in :meth:`finish`), in the order found."""
