@@ -21,7 +21,6 @@ from __future__ import annotations
 import sys
 import zlib
 from array import array
-from collections.abc import Hashable
 
 from harness.checker.ops import Pair
 from harness.history import Event
@@ -47,8 +46,8 @@ class RetiredOwners:
         self._comp = array("q")  # index, time, shape (all -1: no completion)
         self._names: list[str] = []
         self._name_ids: dict[str, int] = {}
-        self._shapes: list[tuple[Hashable, ...]] = []
-        self._shape_ids: dict[tuple[Hashable, ...], int] = {}
+        self._shapes: list[tuple[object, ...]] = []
+        self._shape_ids: dict[tuple[object, ...], int] = {}
         #: Rows whose events fit no shape: row -> the pair itself.
         self._whole: dict[int, Pair] = {}
 
@@ -143,7 +142,7 @@ class RetiredOwners:
         else:
             self._comp[3 * row: 3 * row + 3] = array("q", (comp.index, comp.time, cshape))
 
-    def _shape(self, key: tuple[Hashable, ...]) -> int:
+    def _shape(self, key: tuple[object, ...]) -> int:
         sid = self._shape_ids.get(key)
         if sid is None:
             sid = self._shape_ids[key] = len(self._shapes)
@@ -151,7 +150,7 @@ class RetiredOwners:
         return sid
 
 
-def _value_kind(v: object) -> Hashable:
+def _value_kind(v: object) -> type[object] | None:
     """How a completion's value is rebuilt: None, or the invoke's ``[role, token]`` as a
     list or a tuple."""
     return None if v is None else type(v)
