@@ -3,6 +3,11 @@
     python bench/checker.py            # 1e4, 1e5, 1e6 ops x 4 and 64 processes
     python bench/checker.py --quick    # 1e4 and 1e5 only
 
+Then the streaming checker (:mod:`harness.checker.stream`) on the same histories at 4
+processes and every size but the smallest: its ops/s (CPU, history in memory, like the
+batch figure) and its peak RSS with the history made lazily and fed as it comes (never
+held, as a coordinator following logs), both as ratios to the batch run of that size.
+
 Each (size, processes) runs in its own subprocess, which builds the history, times
 ``harness.checker.check`` on it (CPU seconds of the best of 30, 3 and 2 runs at 1e4, 1e5,
 1e6: one core)
@@ -227,9 +232,52 @@ def one(n_ops: int, procs: int) -> dict[str, Any]:
     }
 
 
-def _run(n_ops: int, procs: int) -> dict[str, Any]:
+def one_stream(n_ops: int, procs: int) -> dict[str, Any]:
+    """Time the streaming checker on :func:`build_stream`'s history (held in memory, so
+    only the checker is timed: CPU seconds of the best of as many runs as :func:`one`)."""
+    from harness.checker.stream import StreamChecker
+
+    items = list(build_stream(n_ops, procs))
+    cpu = float("inf")
+    for _ in range(max(2, REPEATS * 100_000 // n_ops)):
+        c0 = time.process_time()
+        sc = StreamChecker()
+        for kind, x in items:
+            if kind == "event":
+                sc.feed(x)
+            elif kind == "retire":
+                sc.retire(x)
+            else:
+                sc.process_ended(x)
+        res = sc.finish()
+        cpu = min(cpu, time.process_time() - c0)
+    return {"ops": res.stats["ops"], "valid": res.valid, "seconds": cpu,
+            "ops_per_s": res.stats["ops"] / cpu}
+
+
+def one_stream_rss(n_ops: int, procs: int) -> dict[str, Any]:
+    """Peak RSS of a run as a coordinator would do it: the history made lazily and fed as
+    it comes, never held (the generator's live sessions and the checker only)."""
+    from harness.checker.stream import StreamChecker
+
+    sc = StreamChecker()
+    for kind, x in build_stream(n_ops, procs):
+        if kind == "event":
+            sc.feed(x)
+        elif kind == "retire":
+            sc.retire(x)
+        else:
+            sc.process_ended(x)
+    kept = sc.retained()
+    res = sc.finish()
+    return {"ops": res.stats["ops"], "valid": res.valid, "rss_peak_mb": _rss_mb(),
+            "owner_bytes_per_op": kept["owner_bytes"] / res.stats["ops"],
+            "live_ops": kept["live_ops"]}
+
+
+def _run(n_ops: int, procs: int, mode: str = "--one") -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), "--one", str(n_ops), str(procs)],
+        [sys.executable, os.path.abspath(__file__), mode, str(n_ops), str(procs)],
         check=True, capture_output=True, text=True,
     )
     return dict(json.loads(out.stdout))
@@ -239,12 +287,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1e4 and 1e5 ops only")
     ap.add_argument("--one", nargs=2, type=int, metavar=("OPS", "PROCS"), help=argparse.SUPPRESS)
+    ap.add_argument("--stream", nargs=2, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--stream-rss", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.one:
-        print(json.dumps(one(*args.one)))
-        return 0
+    for flag, fn in ((args.one, one), (args.stream, one_stream), (args.stream_rss, one_stream_rss)):
+        if flag:
+            print(json.dumps(fn(*flag)))
+            return 0
     sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-    print(" ".join(__doc__.split("\n\n")[3].split()) + "\n")
+    print(" ".join(__doc__.split("\n\n")[4].split()) + "\n")
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     print(f"{'ops':>9} {'procs':>5} {'sessions':>8} {'read len':>8} {'seconds':>8} "
           f"{'ops/s':>9} {'peak MB':>8} valid")
@@ -254,7 +305,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['ops']:>9} {procs:>5} {r['sessions']:>8} {r['avg_read_len']:>8} "
                   f"{r['seconds']:>8.3f} {r['ops_per_s']:>9.0f} {r['rss_peak_mb']:>8.0f} "
                   f"{r['valid']}", flush=True)
-    return _verdicts(rows, sizes)
+    ok = _verdicts(rows, sizes) == 0
+    return 0 if _streaming(rows, sizes[1:]) and ok else 1
+
+
+def _streaming(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> bool:
+    """The streaming checker at 4 processes against the batch one of the same run."""
+    print("\nstreaming (harness.checker.stream, sessions retired as the history goes; 4 procs):")
+    print(f"{'ops':>9} {'ops/s':>9} {'x batch':>7} {'peak MB':>8} {'x batch':>7} "
+          f"{'owner B/op':>10} valid")
+    ok = True
+    for n in sizes:
+        t, m, b = _run(n, 4, "--stream"), _run(n, 4, "--stream-rss"), rows[n, 4]
+        ok = ok and t["valid"] and m["valid"]
+        print(f"{t['ops']:>9} {t['ops_per_s']:>9.0f} {t['ops_per_s'] / b['ops_per_s']:>7.2f} "
+              f"{m['rss_peak_mb']:>8.0f} {m['rss_peak_mb'] / b['rss_peak_mb']:>7.2f} "
+              f"{m['owner_bytes_per_op']:>10.0f} {t['valid'] and m['valid']}", flush=True)
+    return ok
 
 
 def _verdicts(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> int:
