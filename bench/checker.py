@@ -117,6 +117,9 @@ class _Builder:
         self.idle = list(range(procs))
         self.next_proc = procs
         self.started = self.n = self.t = 0
+        #: Ops each process has invoked: its turns are ``w<process>.<op number>|``, as
+        #: the plan's are (``harness.plan``).
+        self.per_proc: dict[int, int] = {}
         self.choices = rng.choices([f for f, _ in MIX], [w for _, w in MIX], k=n_ops)
         #: Index of ``events[0]`` (:func:`build_stream` drains the list as it goes).
         self.base = 0
@@ -137,9 +140,10 @@ class _Builder:
             self.live[k] = _Session(f"c{self.n_sessions}")
             self.n_sessions += 1
         value: Any = None
+        k_op = self.per_proc[p] = self.per_proc.get(p, -1) + 1
         if f == "append":
             self.n += 1
-            value = ["user" if self.n & 1 else "assistant", f"w{p}:{self.n}"]
+            value = ["user" if self.n & 1 else "assistant", f"w{p}.{k_op}|"]
         elif f == "rollback":
             value = rng.choice(ses.ids) if ses.ids else "none"
         self.events.append(Event(self.base + len(self.events), self.t, p, "invoke", f, ses.name, value))

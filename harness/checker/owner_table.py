@@ -2,35 +2,47 @@
 
 A read of one session may show a turn of another session long after that session was
 judged and dropped (``cross-session-bleed``); telling that apart from a ``phantom-turn``,
-and proving it with the append's invoke and completion, needs one record per non-failed
+and proving it with the append's invoke and completion, needs one row per non-failed
 append of every retired session. That is the only state of the streaming checker that
-grows with the run, so it holds no payload: a row is the token's 64-bit hash and CRC-32
-(the token itself is the one the read shows), the owner's rank and name id, and the
-append's invoke and completion as index, time and an interned "shape" (process, pid, role
-or type and error), from which :meth:`RetiredOwners.of` rebuilds the events exactly.
-About 100 bytes per retired append (:data:`BYTES_PER_ROW`, measured in
-``tests/checker/test_stream_memory.py``); an append whose events do not fit a shape
-(a value other than ``[role, token]``, a completion with a value) is kept whole.
+grows with the run, so a row holds no payload: the token's 64-bit hash, the owner's id,
+and the append's invoke and completion as index, time and an interned "shape" (process,
+pid, role, or type, error and value kind), from which :meth:`RetiredOwners.of` rebuilds
+both events exactly (the token itself is the one the read shows).
 
-Two different tokens with equal 64-bit hash *and* CRC-32 would be confused; the chance is
-about ``n**2 / 2**97`` for ``n`` appends, far below anything a run can reach.
+A turn the plan made (``w<writer>.<n>|...``, :mod:`harness.plan`) is found through its
+writer's array indexed by ``n`` (8 bytes per op of the writer); any other token through a
+dict (about 100 bytes more). About 70 bytes per plan-made retired append in all (measured
+in ``tests/checker/test_stream_memory.py``). An append whose events fit no shape (a value
+other than ``[role, token]``, a junk field) is kept whole.
+
+Two different tokens with equal 64-bit hashes would be confused; the chance is about
+``n**2 / 2**65`` for ``n`` appends, far below anything a run can reach.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-import zlib
 from array import array
 
 from harness.checker.ops import Pair
 from harness.history import Event
 
-__all__ = ["BYTES_PER_ROW", "RetiredOwners"]
-
-#: Rough retained bytes per retired append (dict slot, key, row columns).
-BYTES_PER_ROW = 100
+__all__ = ["RetiredOwners", "writer_of"]
 
 _NONE = -1
+_WRITER = re.compile(r"w(\d+)\.(\d+)\|")
+#: A writer's array grows to at most this many slots past its first turn; a turn further
+#: out (no plan makes one) goes to the dict instead.
+_MAX_SPAN = 1 << 26
+#: Columns per row: hash, owner id, invoke index/time/shape, completion index/time/shape.
+_W = 8
+
+
+def writer_of(token: str) -> tuple[int, int] | None:
+    """``(writer, n)`` of a plan-made turn ``w<writer>.<n>|...``, else None."""
+    m = _WRITER.match(token)
+    return None if m is None else (int(m.group(1)), int(m.group(2)))
 
 
 class RetiredOwners:
@@ -38,13 +50,11 @@ class RetiredOwners:
     as with :class:`~harness.checker.turns.Owners` (first session in history order)."""
 
     def __init__(self) -> None:
-        self._row: dict[int, int] = {}
-        self._crc = array("L")
-        self._rank = array("q")
-        self._name = array("l")
-        self._inv = array("q")  # index, time, shape: three per row
-        self._comp = array("q")  # index, time, shape (all -1: no completion)
+        self._rows = array("q")  # _W columns per row
+        self._by_writer: dict[int, tuple[int, array[int]]] = {}
+        self._other: dict[int, int] = {}
         self._names: list[str] = []
+        self._ranks = array("q")
         self._name_ids: dict[str, int] = {}
         self._shapes: list[tuple[object, ...]] = []
         self._shape_ids: dict[tuple[object, ...], int] = {}
@@ -52,95 +62,128 @@ class RetiredOwners:
         self._whole: dict[int, Pair] = {}
 
     def __len__(self) -> int:
-        return len(self._rank)
+        return len(self._rows) // _W
 
     def nbytes(self) -> int:
-        """Bytes held by the table itself (its index, columns and name/shape tables; the
-        few rows kept whole are counted by number in :attr:`whole`, not by size)."""
-        cols = (self._crc, self._rank, self._name, self._inv, self._comp)
-        ints = sum(sys.getsizeof(k) + sys.getsizeof(r) for k, r in self._row.items())
-        return (sys.getsizeof(self._row) + ints + sum(sys.getsizeof(c) for c in cols)
-                + sum(sys.getsizeof(n) for n in self._names) + sys.getsizeof(self._names))
+        """Bytes held by the table (rows, indexes, names; rows kept whole are counted by
+        number in :attr:`whole`, not by size)."""
+        arrays = sum(sys.getsizeof(a) for _, a in self._by_writer.values())
+        other = sys.getsizeof(self._other) + 60 * len(self._other)  # two int objects a key
+        names = sum(sys.getsizeof(n) for n in self._names) + sys.getsizeof(self._names)
+        return (sys.getsizeof(self._rows) + arrays + other + names + sys.getsizeof(self._ranks)
+                + sys.getsizeof(self._name_ids) + sys.getsizeof(self._by_writer))
 
     @property
     def whole(self) -> int:
         """How many rows keep their append's events whole (their values fit no shape)."""
         return len(self._whole)
 
-    def add(self, token: str, rank: int, session: str, pair: Pair) -> None:
-        """Record a non-failed append of ``token`` by the session of that rank."""
+    def session(self, name: str, rank: int) -> int:
+        """The id of a retired session (its rank is the batch order of sessions)."""
+        nid = self._name_ids.get(name)
+        if nid is None:
+            nid = self._name_ids[name] = len(self._names)
+            self._names.append(name)
+            self._ranks.append(rank)
+        return nid
+
+    def add(self, token: str, sid: int, pair: Pair) -> None:
+        """Record a non-failed append of ``token`` by the session ``sid`` (from
+        :meth:`session`)."""
         h = hash(token)
-        row = self._row.get(h)
-        crc = zlib.crc32(token.encode("utf-8", "surrogatepass"))
-        if row is not None and self._crc[row] == crc:
-            if self._rank[row] <= rank:
-                return
-            self._write(row, crc, rank, session, pair)
-            return
-        if row is not None:  # a hash collision with another token: keep the first one
-            return
-        self._row[h] = len(self._rank)
-        self._crc.append(0)
-        self._rank.append(0)
-        self._name.append(0)
-        self._inv.extend((0, 0, 0))
-        self._comp.extend((0, 0, 0))
-        self._write(len(self._rank) - 1, crc, rank, session, pair)
+        slot = self._slot(token, create=True)
+        row = self._find(slot, h) if slot is not None else self._other.get(h)
+        if row is not None:
+            if self._ranks[self._rows[row * _W + 1]] <= self._ranks[sid]:
+                return  # a lower-ranked session appended it too: it stays the owner
+        else:
+            row = len(self)
+            self._rows.extend((0,) * _W)
+            if slot is not None:
+                slot[0][slot[1]] = row
+            else:
+                self._other[h] = row
+        self._write(row, h, sid, pair)
 
     def of(self, token: str) -> tuple[int, str, Pair] | None:
         """``(rank, session, append op)`` of the token's owner, or None."""
-        row = self._row.get(hash(token))
-        if row is None or self._crc[row] != zlib.crc32(token.encode("utf-8", "surrogatepass")):
+        h = hash(token)
+        slot = self._slot(token, create=False)
+        row = self._find(slot, h) if slot is not None else self._other.get(h)
+        if row is None:
             return None
-        name = self._names[self._name[row]]
+        r = self._rows[row * _W: row * _W + _W]
+        sid = r[1]
+        name, rank = self._names[sid], self._ranks[sid]
         whole = self._whole.get(row)
         if whole is not None:
-            return self._rank[row], name, whole
-        i, t, s = self._inv[3 * row: 3 * row + 3]
-        process, pid, role, as_list = self._shapes[s]
+            return rank, name, whole
+        process, pid, role, as_list = self._shapes[r[4]]
         value: object = [role, token] if as_list else (role, token)
-        inv = Event(i, t, process, "invoke", "append", name, value, None, pid)  # type: ignore[arg-type]
-        ci, ct, cs = self._comp[3 * row: 3 * row + 3]
+        inv = Event(r[2], r[3], process, "invoke", "append", name, value, None, pid)  # type: ignore[arg-type]
         comp = None
-        if cs != _NONE:
-            typ, error, cpid, vk = self._shapes[cs]
+        if r[7] != _NONE:
+            typ, error, cpid, vk = self._shapes[r[7]]
             cv: object = None if vk is None else [role, token] if vk is list else (role, token)
-            comp = Event(ci, ct, process, typ, "append", name, cv, error, cpid)  # type: ignore[arg-type]
-        return self._rank[row], name, (inv, comp)
+            comp = Event(r[5], r[6], process, typ, "append", name, cv, error, cpid)  # type: ignore[arg-type]
+        return rank, name, (inv, comp)
 
-    def _write(self, row: int, crc: int, rank: int, session: str, pair: Pair) -> None:
-        self._crc[row] = crc
-        self._rank[row] = rank
-        nid = self._name_ids.get(session)
-        if nid is None:
-            nid = self._name_ids[session] = len(self._names)
-            self._names.append(session)
-        self._name[row] = nid
+    def _slot(self, token: str, create: bool) -> tuple[array[int], int] | None:
+        """The writer's array and position of a plan-made token, or None (use the dict)."""
+        wn = writer_of(token)
+        if wn is None:
+            return None
+        w, n = wn
+        got = self._by_writer.get(w)
+        if got is None:
+            if not create:
+                return None
+            got = self._by_writer[w] = (n, array("q"))
+        base, arr = got
+        i = n - base
+        if i < 0 or i >= _MAX_SPAN:
+            return None
+        if i >= len(arr):
+            if not create:
+                return None
+            arr.extend((_NONE,) * (i + 1 - len(arr)))
+        return arr, i
+
+    def _find(self, slot: tuple[array[int], int], h: int) -> int | None:
+        row = slot[0][slot[1]]
+        if row == _NONE or self._rows[row * _W] != h:
+            return None  # an empty slot, or another token with the same w.n prefix
+        return row
+
+    def _write(self, row: int, h: int, sid: int, pair: Pair) -> None:
         self._whole.pop(row, None)
         inv, comp = pair
+        name = self._names[sid]
         v = inv.value
         fits = (inv.error is None and inv.type == "invoke" and inv.f == "append"
-                and inv.session == session and (type(v) is list or type(v) is tuple)
+                and inv.session == name and (type(v) is list or type(v) is tuple)
                 and type(inv.time) is int and type(inv.index) is int)
         if comp is not None:
-            fits = fits and ((comp.value is None or comp.value == v) and comp.f == "append" and comp.session == session
-                             and comp.process == inv.process and type(comp.time) is int
-                             and type(comp.index) is int)
-        if not fits:
-            self._whole[row] = pair
-            return
+            fits = fits and ((comp.value is None or comp.value == v) and comp.f == "append"
+                             and comp.session == name and comp.process == inv.process
+                             and type(comp.time) is int and type(comp.index) is int)
         try:  # a junk (unhashable) process, pid or error fits no shape
-            ishape = self._shape((inv.process, inv.pid, v[0], type(v) is list))
-            cshape = _NONE if comp is None else self._shape(
+            ishape = self._shape((inv.process, inv.pid, v[0], type(v) is list)) if fits else 0
+            cshape = _NONE if comp is None or not fits else self._shape(
                 (comp.type, comp.error, comp.pid, _value_kind(comp.value)))
         except TypeError:
+            fits = False
+            ishape = cshape = 0
+        if not fits:
             self._whole[row] = pair
+            self._rows[row * _W: row * _W + 2] = array("q", (h, sid))
             return
-        self._inv[3 * row: 3 * row + 3] = array("q", (inv.index, inv.time, ishape))
-        if comp is None:
-            self._comp[3 * row: 3 * row + 3] = array("q", (_NONE, _NONE, _NONE))
-        else:
-            self._comp[3 * row: 3 * row + 3] = array("q", (comp.index, comp.time, cshape))
+        c = (_NONE, _NONE, _NONE) if comp is None else (comp.index, comp.time, cshape)
+        try:
+            self._rows[row * _W: row * _W + _W] = array("q", (h, sid, inv.index, inv.time, ishape, *c))
+        except OverflowError:  # an index or time past 64 bits: only a forged history has one
+            self._whole[row] = pair
+            self._rows[row * _W: row * _W + 2] = array("q", (h, sid))
 
     def _shape(self, key: tuple[object, ...]) -> int:
         sid = self._shape_ids.get(key)

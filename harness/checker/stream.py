@@ -14,7 +14,7 @@ What is global and why (everything else lives and dies with its session):
 - per live session its ops, and a token -> live sessions index (an owner lookup for a read
   of another session showing that turn);
 - per retired session, one compact row per non-failed append
-  (:mod:`~harness.checker.owner_table`, ~100 bytes per append): the only state that grows
+  (:mod:`~harness.checker.owner_table`, ~80 bytes per append): the only state that grows
   with the run, and what ``cross-session-bleed`` needs: a turn can bleed into a read long
   after its own session was dropped;
 - per writer, the highest ``n`` of its ``w<writer>.<n>|`` turns appended so far: a turn a
@@ -32,7 +32,6 @@ killed and is never reused) is final: as in the batch pairing it is an op never 
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from typing import Any
 from harness.checker.evidence import CAP_PER_KIND, CAP_TOTAL, Evidence
 from harness.checker.fast import judge_session
 from harness.checker.ops import INF, Pair, SessionOps
-from harness.checker.owner_table import RetiredOwners
+from harness.checker.owner_table import RetiredOwners, writer_of
 from harness.checker.result import CheckResult, Violation
 from harness.checker.turns import COMP, INV, index_appends
 from harness.errors import HarnessError
@@ -51,7 +50,6 @@ __all__ = ["StreamChecker", "StreamError"]
 
 _BUCKETS = {"append": "appends", "read": "reads", "snapshot": "snapshots",
             "rollback": "rollbacks", "list_snapshots": "lists"}
-_WRITER = re.compile(r"w(\d+)\.(\d+)\|")
 #: Violations :meth:`StreamChecker.violations_so_far` holds between calls (the rest counted).
 LIVE_CAP = CAP_TOTAL
 
@@ -208,9 +206,9 @@ class StreamChecker:
         v = inv.value
         if inv.f == "append" and (type(v) is list or type(v) is tuple) and len(v) == 2 \
                 and type(v[1]) is str:
-            m = _WRITER.match(v[1])
-            if m is not None:
-                w, n = int(m.group(1)), int(m.group(2))
+            wn = writer_of(v[1])
+            if wn is not None:
+                w, n = wn
                 if n > self._writer_max.get(w, -1):
                     self._writer_max[w] = n
 
@@ -284,6 +282,7 @@ class StreamChecker:
             self._candidate(live.rank, v)
         del self._live[live.name]
         self._judged.add(live.name)
+        sid = self.retired_owners.session(live.name, live.rank)
         for tok, rec in turns.recs.items():
             names = self._live_tokens.get(tok)
             if names is not None:
@@ -291,7 +290,7 @@ class StreamChecker:
                     names.remove(live.name)
                 if not names:
                     del self._live_tokens[tok]
-            self.retired_owners.add(tok, live.rank, live.name, (rec[INV], rec[COMP]))
+            self.retired_owners.add(tok, sid, (rec[INV], rec[COMP]))
 
     def _candidate(self, rank: int, v: Violation) -> None:
         self._seq += 1
@@ -373,5 +372,5 @@ def _appends(pair: Pair, token: str) -> bool:
 
 def _settled(sc: StreamChecker, token: str) -> bool:
     """No session can append ``token`` later: its writer already went past it."""
-    m = _WRITER.match(token)
-    return m is not None and int(m.group(2)) <= sc._writer_max.get(int(m.group(1)), -1)
+    wn = writer_of(token)
+    return wn is not None and wn[1] <= sc._writer_max.get(wn[0], -1)
