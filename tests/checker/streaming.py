@@ -97,13 +97,22 @@ def chain(segments: Sequence[Sequence[Event]]) -> list[Event]:
 
 
 def bleed_across(events: Sequence[Event], rng: random.Random) -> list[Event] | None:
-    """Show a turn of an early session in an ok read of a session that begins later."""
+    """Show an acknowledged turn of an early session in an ok read of a session that
+    begins later."""
     firsts: dict[str, int] = {}
     for e in events:
         if isinstance(e.session, str):
             firsts.setdefault(e.session, e.index)
-    appends = [e for e in events if e.type == "invoke" and e.f == "append"
-               and isinstance(e.value, list) and len(e.value) == 2]
+    open_: dict[Any, Event] = {}
+    appends: list[Event] = []  # acknowledged ones: a failed one's turn would be a phantom
+    for e in events:
+        if e.type == "invoke":
+            open_[e.process] = e
+        elif e.process in open_:
+            inv = open_.pop(e.process)
+            if e.type == "ok" and inv.f == "append" and isinstance(inv.value, list) \
+                    and len(inv.value) == 2:
+                appends.append(inv)
     reads = [e for e in events if e.type == "ok" and e.f == "read" and isinstance(e.value, list)
              and isinstance(e.session, str)]
     cands = [(a, r) for a in appends[:20] for r in reads[-20:]
