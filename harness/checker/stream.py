@@ -108,25 +108,28 @@ class StreamChecker:
     def feed(self, e: Event) -> None:
         """One event of the merged history, in order (``Event.index`` = position)."""
         self._events += 1
+        p = e.process
         try:
-            p = e.process
-            if e.type == "invoke":
-                if isinstance(e.session, str) and e.session in self._judged:
-                    raise StreamError(f"event {e.index}: session {e.session!r} was already judged")
-                prev = self._pending.get(p)
-                self._pending[p] = e
-                if prev is not None:
-                    self._close(prev, None)
-                self._opened(e)
-                return
-            inv = self._pending.pop(p, None)
-        except TypeError:
+            hash(p)
+        except TypeError:  # an unhashable process: junk, not an op (as pair_ops)
             return
+        if e.type == "invoke":
+            if isinstance(e.session, str) and e.session in self._judged:
+                raise StreamError(f"event {e.index}: session {e.session!r} was already judged")
+            prev = self._pending.get(p)
+            self._pending[p] = e
+            if prev is not None:
+                self._close(prev, None)
+            self._opened(e)
+            return
+        inv = self._pending.pop(p, None)
         if inv is not None:
             self._close(inv, e)
 
     def retire(self, session: str) -> None:
-        """No op can still touch ``session``: judge it as soon as its open ops are settled."""
+        """No op can still touch ``session``: judge it as soon as its open ops are settled.
+        A session with no event yet is not known: retiring it does nothing (it is judged
+        at :meth:`finish` if events of it come after all)."""
         live = self._live.get(session)
         if live is None:
             return
@@ -135,7 +138,7 @@ class StreamChecker:
 
     def process_ended(self, process: int | str) -> None:
         """``process`` sends no more events (killed and never reused): its open invoke, if
-        any, is an op never completed."""
+        any, is an op never completed. The process id must not appear again."""
         inv = self._pending.pop(process, None)
         if inv is None:
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from harness.history import Event, read_history
 from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import Params, simulate
 from tests.checker.streaming import assert_same, bleed_across, chain, stream
-from tests.checker.test_properties import params
+from tests.checker.test_properties import _JUNK, params
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 HISTORIES = sorted([p.name for p in GOLDEN.glob("*.jsonl")]
@@ -78,6 +79,21 @@ def test_long_histories_whose_sessions_retire(seed: int, prm: Params, k: int, da
     res = assert_same(events, random.Random(seed + 1))
     if damage == "bleed-across":
         assert "cross-session-bleed" in res.counts()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=60), n=st.integers(1, 6))
+def test_junk_values_stream_to_the_batch_verdict(seed: int, prm: Params, n: int) -> None:
+    events = chain([simulate(seed, prm), simulate(seed + 1, prm)])
+    rng = random.Random(seed)
+    for _ in range(n):
+        i = rng.randrange(len(events))
+        field = rng.choice(["value", "value", "value", "session", "error", "type", "f", "process"])
+        junk: object = rng.choice(_JUNK)
+        if field in ("type", "f"):
+            junk = rng.choice(["ok", "fail", "info", "invoke", "read", "append", "zzz"])
+        events[i] = replace(events[i], **{field: junk})
+    assert_same(events, random.Random(seed))
 
 
 def test_a_bleed_from_a_dropped_session_is_proved_with_its_append() -> None:
