@@ -3,6 +3,11 @@
     python bench/checker.py            # 1e4, 1e5, 1e6 ops x 4 and 64 processes
     python bench/checker.py --quick    # 1e4 and 1e5 only
 
+Then the streaming checker (:mod:`harness.checker.stream`) on the same histories at 4
+processes and every size but the smallest: its ops/s (CPU, history in memory, like the
+batch figure) and its peak RSS with the history made lazily and fed as it comes (never
+held, as a coordinator following logs), both as ratios to the batch run of that size.
+
 Each (size, processes) runs in its own subprocess, which builds the history, times
 ``harness.checker.check`` on it (CPU seconds of the best of 30, 3 and 2 runs at 1e4, 1e5,
 1e6: one core)
@@ -30,6 +35,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
@@ -76,6 +82,28 @@ def build(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
     return b.events
 
 
+def build_stream(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
+                 per_session: int = PER_SESSION) -> Iterator[tuple[str, Any]]:
+    """:func:`build`'s history, made lazily, with what a coordinator knows as it runs:
+    ``("event", e)`` in order, ``("retire", session)`` once no new op will touch the session
+    (its last invoke was sent; ops still open complete later), ``("end", process)`` when a
+    process is killed. Holds only the live sessions, never the history."""
+    b = _Builder(n_ops, procs, random.Random(seed), pool, per_session)
+    while b.started < n_ops or b.inflight:
+        b.t += 1
+        idle = len(b.idle)
+        if idle and b.started < n_ops and (not b.inflight or b.rng.random() < idle / procs):
+            b.invoke()
+        else:
+            b.advance()
+        for e in b.events:
+            yield "event", e
+        yield from b.actions
+        b.base += len(b.events)
+        b.events.clear()
+        b.actions.clear()
+
+
 class _Builder:
     """The state of :func:`build`: live sessions, processes, ops in flight."""
 
@@ -89,7 +117,15 @@ class _Builder:
         self.idle = list(range(procs))
         self.next_proc = procs
         self.started = self.n = self.t = 0
+        #: Ops each process has invoked: its turns are ``w<process>.<op number>|``, as
+        #: the plan's are (``harness.plan``).
+        self.per_proc: dict[int, int] = {}
         self.choices = rng.choices([f for f, _ in MIX], [w for _, w in MIX], k=n_ops)
+        #: Index of ``events[0]`` (:func:`build_stream` drains the list as it goes).
+        self.base = 0
+        #: ``("retire", session)`` after a session's last invoke, ``("end", process)``
+        #: when a process is killed (it never sends anything again).
+        self.actions: list[tuple[str, Any]] = []
 
     def invoke(self) -> None:
         rng = self.rng
@@ -99,17 +135,21 @@ class _Builder:
         k = rng.randrange(self.pool)
         ses = self.live[k]
         ses.ops += 1
-        if ses.ops == self.per_session:
+        retired = ses.ops == self.per_session
+        if retired:
             self.live[k] = _Session(f"c{self.n_sessions}")
             self.n_sessions += 1
         value: Any = None
+        k_op = self.per_proc[p] = self.per_proc.get(p, -1) + 1
         if f == "append":
             self.n += 1
-            value = ["user" if self.n & 1 else "assistant", f"w{p}:{self.n}"]
+            value = ["user" if self.n & 1 else "assistant", f"w{p}.{k_op}|"]
         elif f == "rollback":
             value = rng.choice(ses.ids) if ses.ids else "none"
-        self.events.append(Event(len(self.events), self.t, p, "invoke", f, ses.name, value))
+        self.events.append(Event(self.base + len(self.events), self.t, p, "invoke", f, ses.name, value))
         self.inflight[p] = [ses, f, value, False, None, None]
+        if retired:
+            self.actions.append(("retire", ses.name))
 
     def advance(self) -> None:
         """One op in flight takes effect, or completes (rarely: is cut short)."""
@@ -123,14 +163,16 @@ class _Builder:
         if r < 0.0005:  # killed: never completes; a new process takes the slot
             self.idle.append(self.next_proc)
             self.next_proc += 1
+            self.actions.append(("end", p))
             return
         ses, f, ev = op[0], op[1], self.events
+        i = self.base + len(ev)
         if r < 0.001:
-            ev.append(Event(len(ev), self.t, p, "info", f, ses.name, None, "ConnectionError"))
+            ev.append(Event(i, self.t, p, "info", f, ses.name, None, "ConnectionError"))
         elif op[5] is not None:
-            ev.append(Event(len(ev), self.t, p, "fail", f, ses.name, None, op[5]))
+            ev.append(Event(i, self.t, p, "fail", f, ses.name, None, op[5]))
         else:
-            ev.append(Event(len(ev), self.t, p, "ok", f, ses.name, op[4]))
+            ev.append(Event(i, self.t, p, "ok", f, ses.name, op[4]))
             if f == "snapshot":
                 ses.ids.append(op[4])
         self.idle.append(p)
@@ -194,9 +236,52 @@ def one(n_ops: int, procs: int) -> dict[str, Any]:
     }
 
 
-def _run(n_ops: int, procs: int) -> dict[str, Any]:
+def one_stream(n_ops: int, procs: int) -> dict[str, Any]:
+    """Time the streaming checker on :func:`build_stream`'s history (held in memory, so
+    only the checker is timed: CPU seconds of the best of as many runs as :func:`one`)."""
+    from harness.checker.stream import StreamChecker
+
+    items = list(build_stream(n_ops, procs))
+    cpu = float("inf")
+    for _ in range(max(2, REPEATS * 100_000 // n_ops)):
+        c0 = time.process_time()
+        sc = StreamChecker()
+        for kind, x in items:
+            if kind == "event":
+                sc.feed(x)
+            elif kind == "retire":
+                sc.retire(x)
+            else:
+                sc.process_ended(x)
+        res = sc.finish()
+        cpu = min(cpu, time.process_time() - c0)
+    return {"ops": res.stats["ops"], "valid": res.valid, "seconds": cpu,
+            "ops_per_s": res.stats["ops"] / cpu}
+
+
+def one_stream_rss(n_ops: int, procs: int) -> dict[str, Any]:
+    """Peak RSS of a run as a coordinator would do it: the history made lazily and fed as
+    it comes, never held (the generator's live sessions and the checker only)."""
+    from harness.checker.stream import StreamChecker
+
+    sc = StreamChecker()
+    for kind, x in build_stream(n_ops, procs):
+        if kind == "event":
+            sc.feed(x)
+        elif kind == "retire":
+            sc.retire(x)
+        else:
+            sc.process_ended(x)
+    kept = sc.retained()
+    res = sc.finish()
+    return {"ops": res.stats["ops"], "valid": res.valid, "rss_peak_mb": _rss_mb(),
+            "owner_bytes_per_op": kept["owner_bytes"] / res.stats["ops"],
+            "live_ops": kept["live_ops"]}
+
+
+def _run(n_ops: int, procs: int, mode: str = "--one") -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, os.path.abspath(__file__), "--one", str(n_ops), str(procs)],
+        [sys.executable, os.path.abspath(__file__), mode, str(n_ops), str(procs)],
         check=True, capture_output=True, text=True,
     )
     return dict(json.loads(out.stdout))
@@ -206,12 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="1e4 and 1e5 ops only")
     ap.add_argument("--one", nargs=2, type=int, metavar=("OPS", "PROCS"), help=argparse.SUPPRESS)
+    ap.add_argument("--stream", nargs=2, type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--stream-rss", nargs=2, type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.one:
-        print(json.dumps(one(*args.one)))
-        return 0
+    for flag, fn in ((args.one, one), (args.stream, one_stream), (args.stream_rss, one_stream_rss)):
+        if flag:
+            print(json.dumps(fn(*flag)))
+            return 0
     sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-    print(" ".join(__doc__.split("\n\n")[3].split()) + "\n")
+    print(" ".join(__doc__.split("\n\n")[4].split()) + "\n")
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     print(f"{'ops':>9} {'procs':>5} {'sessions':>8} {'read len':>8} {'seconds':>8} "
           f"{'ops/s':>9} {'peak MB':>8} valid")
@@ -221,7 +309,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['ops']:>9} {procs:>5} {r['sessions']:>8} {r['avg_read_len']:>8} "
                   f"{r['seconds']:>8.3f} {r['ops_per_s']:>9.0f} {r['rss_peak_mb']:>8.0f} "
                   f"{r['valid']}", flush=True)
-    return _verdicts(rows, sizes)
+    ok = _verdicts(rows, sizes) == 0
+    return 0 if _streaming(rows, sizes[1:]) and ok else 1
+
+
+def _streaming(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> bool:
+    """The streaming checker at 4 processes against the batch one of the same run."""
+    print("\nstreaming (harness.checker.stream, sessions retired as the history goes; 4 procs):")
+    print(f"{'ops':>9} {'ops/s':>9} {'x batch':>7} {'peak MB':>8} {'x batch':>7} "
+          f"{'owner B/op':>10} valid")
+    ok = True
+    for n in sizes:
+        t, m, b = _run(n, 4, "--stream"), _run(n, 4, "--stream-rss"), rows[n, 4]
+        ok = ok and t["valid"] and m["valid"]
+        print(f"{t['ops']:>9} {t['ops_per_s']:>9.0f} {t['ops_per_s'] / b['ops_per_s']:>7.2f} "
+              f"{m['rss_peak_mb']:>8.0f} {m['rss_peak_mb'] / b['rss_peak_mb']:>7.2f} "
+              f"{m['owner_bytes_per_op']:>10.0f} {t['valid'] and m['valid']}", flush=True)
+    return ok
 
 
 def _verdicts(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> int:

@@ -31,10 +31,10 @@ from harness.checker.order_tree import OrderTree
 from harness.checker.required import RequiredTurns
 from harness.checker.result import CheckResult
 from harness.checker.rollbacks import RollbackIndex
-from harness.checker.turns import Owners, TurnIndex, index_appends
+from harness.checker.turns import OwnerLookup, Owners, TurnIndex, index_appends
 from harness.history import Event
 
-__all__ = ["check_fast", "check_sessions"]
+__all__ = ["check_fast", "check_sessions", "judge_session"]
 
 
 def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> CheckResult:
@@ -78,17 +78,9 @@ def check_sessions(sessions: dict[str, SessionOps], found: Evidence) -> dict[str
     ambiguous = 0
     conflicts = 0
     for name, so in sessions.items():
-        turns = indexes[name]
-        tree = OrderTree(name, turns, owners, found)
-        tree.build(so.reads)
-        if turns.ambiguous:
-            ambiguous += 1
-        else:
-            rbi = RollbackIndex(so.rollbacks, so.snapshots, so.lists) if so.rollbacks else None
-            RequiredTurns(name, tree, rbi, found).check()
-            conflicts += len(tree.conflicts)
-            report_conflicts(tree, found)
-        check_checkpoints(so, found)
+        amb, conf = judge_session(so, indexes[name], owners, found)
+        ambiguous += amb
+        conflicts += conf
     return {
         "sessions": len(sessions),
         "ambiguous_sessions": ambiguous,
@@ -96,3 +88,20 @@ def check_sessions(sessions: dict[str, SessionOps], found: Evidence) -> dict[str
         "violations_total": found.count(),
         "violations_by_kind": dict(found.totals),
     }
+
+
+def judge_session(so: SessionOps, turns: TurnIndex, owners: OwnerLookup, found: Evidence) -> tuple[int, int]:
+    """Run the fast checks of one session into ``found`` (the batch and the streaming
+    checker share it); returns ``(1 if ambiguous else 0, read conflicts)``."""
+    tree = OrderTree(so.session, turns, owners, found)
+    tree.build(so.reads)
+    ambiguous = conflicts = 0
+    if turns.ambiguous:
+        ambiguous = 1
+    else:
+        rbi = RollbackIndex(so.rollbacks, so.snapshots, so.lists) if so.rollbacks else None
+        RequiredTurns(so.session, tree, rbi, found).check()
+        conflicts = len(tree.conflicts)
+        report_conflicts(tree, found)
+    check_checkpoints(so, found)
+    return ambiguous, conflicts

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.checker.evidence import Evidence
 from harness.checker.ops import NEG, Pair, describe, short
-from harness.checker.turns import COMP, HI, INV, LO, ROLE, AppendRec, Owners, TurnIndex
+from harness.checker.turns import COMP, HI, INV, LO, ROLE, AppendRec, OwnerLookup, TurnIndex
 from harness.history import Event
 
 __all__ = ["BAD", "CLEAN", "CONFLICT", "Obs", "OrderTree", "read_tokens"]
@@ -75,7 +75,7 @@ class OrderTree:
     :func:`~harness.checker.conflicts.report_conflicts` after the required turns are
     checked, unless a more precise violation already blames one of the reads."""
 
-    def __init__(self, session: str, turns: TurnIndex, owners: Owners, found: Evidence) -> None:
+    def __init__(self, session: str, turns: TurnIndex, owners: OwnerLookup, found: Evidence) -> None:
         self.session = session
         self.turns = turns
         self.owners = owners

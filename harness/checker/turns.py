@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from harness.checker.ops import INF, Pair
 from harness.history import Event
 
-__all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "Owners", "TurnIndex", "index_appends"]
+__all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "OwnerLookup", "Owners", "TurnIndex", "index_appends"]
 
 #: Fields of an :data:`AppendRec`.
 LO: Final = 0
@@ -79,6 +79,16 @@ def index_appends(pairs: Iterable[Pair]) -> TurnIndex:
             recs[tok] = (min(old[LO], inv.time), max(old[HI], hi), old[ROLE], old[INV], old[COMP])
     ti.failed = {t: p for t, p in failed.items() if t not in recs}
     return ti
+
+
+class OwnerLookup(Protocol):
+    """Which session appended a token: :class:`Owners` over a whole history, or the
+    streaming checker's table (:mod:`harness.checker.stream`)."""
+
+    def of(self, token: str) -> tuple[str, Pair] | None:
+        """``(session, append op)`` of the first session (in history order) with a
+        non-failed append of the token, or None."""
+        ...
 
 
 class Owners:
