@@ -21,12 +21,11 @@ from functools import cache
 from typing import Any, Literal
 
 from harness.backends.base import Stepper
+from harness.backends.sqlite import CONNECT_ARGS
 
 __all__ = ["install", "label"]
 
 _BUSY_CODES = (5, 261)  # SQLITE_BUSY, SQLITE_BUSY_RECOVERY: the busy handler would wait
-_CONNECT_ARGS = ("database", "timeout", "detect_types", "isolation_level",
-                 "check_same_thread", "factory", "cached_statements", "uri")
 
 _client: Stepper | None = None
 
@@ -160,7 +159,7 @@ def _patch_connect() -> None:
         return
 
     def connect(*args: Any, **kw: Any) -> Any:
-        kw.update(zip(_CONNECT_ARGS, args, strict=False))
+        kw.update(zip(CONNECT_ARGS, args, strict=False))
         timeout = kw.pop("timeout", 5.0)
         factory = kw.pop("factory", sqlite3.Connection)
         conn: Any = orig(timeout=0, factory=_connection_class(factory), **kw)

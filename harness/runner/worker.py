@@ -265,6 +265,8 @@ def run_worker(spec: WorkerSpec) -> None:
         from harness.runner.control.hooks import attach
 
         ctl = attach(spec.control, spec.slot, spec.process)
+    if spec.board is not None:  # faults: the disk-full switches watch the store open
+        spec.board.prepare()
     with HistoryWriter(spec.log_path, spec.process) as log:
         try:
             store = open_store(spec.store, spec.url, spec.namespace)
