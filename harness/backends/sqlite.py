@@ -13,15 +13,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from harness.backends import sqlite_points
 from harness.backends.base import Stepper, Target
+from harness.backends.sqlite_points import CONNECT_ARGS
 from harness.errors import TargetError
 
-__all__ = ["BACKEND", "CONNECT_ARGS", "PageLimit", "SqliteBackend", "SqliteTarget", "connections",
+__all__ = ["BACKEND", "PageLimit", "SqliteBackend", "SqliteTarget", "connections",
            "track_connections"]
-
-#: ``sqlite3.connect``'s parameters, in order: a wrapper maps positional arguments by them.
-CONNECT_ARGS = ("database", "timeout", "detect_types", "isolation_level", "check_same_thread",
-                "factory", "cached_statements", "uri")
 
 #: This process's connections made since :func:`track_connections` (weakly: a store's
 #: dropped connection is still finalized, and its transaction rolled back, as without us).
@@ -147,8 +145,6 @@ class SqliteBackend:
         return isinstance(exc, sqlite3.OperationalError)
 
     def install_points(self, client: Stepper) -> None:
-        from harness.backends import sqlite_points
-
         sqlite_points.install(client)
 
     def disk_full(self) -> PageLimit:

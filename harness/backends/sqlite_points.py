@@ -21,9 +21,12 @@ from functools import cache
 from typing import Any, Literal
 
 from harness.backends.base import Stepper
-from harness.backends.sqlite import CONNECT_ARGS
 
-__all__ = ["install", "label"]
+__all__ = ["CONNECT_ARGS", "install", "label"]
+
+#: ``sqlite3.connect``'s parameters, in order: a wrapper maps positional arguments by them.
+CONNECT_ARGS = ("database", "timeout", "detect_types", "isolation_level", "check_same_thread",
+                "factory", "cached_statements", "uri")
 
 _BUSY_CODES = (5, 261)  # SQLITE_BUSY, SQLITE_BUSY_RECOVERY: the busy handler would wait
 
