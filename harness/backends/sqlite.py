@@ -1,17 +1,29 @@
 """The SQLite backend: the run's SQLite file, what ``sqlite3`` errors mean, the disk-full
-switch (``max_page_count``), and (in :mod:`harness.backends.sqlite_points`) the
-controlled-mode points on ``sqlite3`` connections."""
+switch (``max_page_count``) and the record of a worker's connections it acts on, and (in
+:mod:`harness.backends.sqlite_points`) the controlled-mode points on ``sqlite3``
+connections."""
 
 from __future__ import annotations
 
 import gc
+import os
 import sqlite3
+import weakref
+from functools import cache
 from pathlib import Path
+from typing import Any
 
+from harness.backends import sqlite_points
 from harness.backends.base import Stepper, Target
+from harness.backends.sqlite_points import CONNECT_ARGS
 from harness.errors import TargetError
 
-__all__ = ["BACKEND", "PageLimit", "SqliteBackend", "SqliteTarget"]
+__all__ = ["BACKEND", "PageLimit", "SqliteBackend", "SqliteTarget", "connections",
+           "track_connections"]
+
+#: This process's connections made since :func:`track_connections` (weakly: a store's
+#: dropped connection is still finalized, and its transaction rolled back, as without us).
+_TRACKED: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
 
 
 class SqliteTarget(Target):
@@ -33,14 +45,60 @@ class SqliteTarget(Target):
             raise TargetError(f"cannot create SQLite file {self.path}: {err.strerror}") from None
 
 
+@cache
+def _trackable(base: type) -> type:
+    """A subclass of the connection factory ``base`` (``sqlite3.Connection`` cannot be
+    weakly referenced; a subclass can), otherwise the same."""
+    return type(base.__name__, (base,), {"__module__": base.__module__})
+
+
+def track_connections() -> None:
+    """From now on, remember every connection this process makes through
+    ``sqlite3.connect`` (patched once per process; composes with the controlled-mode
+    points' patch in either order). Installed in a worker before its store opens."""
+    orig = sqlite3.connect
+    if getattr(orig, "_harness_tracked", False):
+        return
+
+    def connect(*args: Any, **kw: Any) -> Any:
+        kw.update(zip(CONNECT_ARGS, args, strict=False))
+        kw["factory"] = _trackable(kw.get("factory", sqlite3.Connection))
+        conn = orig(**kw)
+        _TRACKED.add(conn)
+        return conn
+
+    # A forked child's inherited connections are its parent's (a test process's, say),
+    # not its store's: it starts with none.
+    os.register_at_fork(after_in_child=_TRACKED.clear)
+    connect._harness_tracked = True  # type: ignore[attr-defined]
+    connect._harness = getattr(orig, "_harness", False)  # type: ignore[attr-defined]
+    sqlite3.connect = connect
+    sqlite3.dbapi2.connect = connect
+
+
+def connections() -> list[sqlite3.Connection]:
+    """This process's SQLite connections: those :func:`track_connections` saw made, or, if
+    it saw none (the store made them before the patch, or through a ``connect`` it had
+    imported by name), every one the garbage collector knows of, a scan that costs 0.1 s
+    and more in a process that inherited a large heap."""
+    tracked = list(_TRACKED)
+    if tracked:
+        return tracked
+    return [o for o in gc.get_objects() if isinstance(o, sqlite3.Connection)]
+
+
 class PageLimit:
     """Disk full inside a worker: ``max_page_count`` at the current size on every SQLite
-    connection of this process while the switch is on, the old limit back after. SQLite
-    then fails writes that need a new page with its own ``SQLITE_FULL``."""
+    connection of this process (:func:`connections`) while the switch is on, the old limit
+    back after. SQLite then fails writes that need a new page with its own
+    ``SQLITE_FULL``. Making one starts tracking the process's connections, so that turning
+    the switch on costs microseconds, not a scan of the heap that would use up a short
+    fault before any write sees it."""
 
     def __init__(self) -> None:
         self.on = 0
         self.saved: list[tuple[sqlite3.Connection, int]] = []
+        track_connections()
 
     def apply(self, switch: int) -> None:
         if switch == self.on:
@@ -51,7 +109,7 @@ class PageLimit:
                 _pragma(conn, f"PRAGMA max_page_count = {old}")
             self.saved = []
             return
-        for conn in [o for o in gc.get_objects() if isinstance(o, sqlite3.Connection)]:
+        for conn in connections():
             limit = _pragma(conn, "PRAGMA max_page_count")
             size = _pragma(conn, "PRAGMA page_count")
             if limit is not None and size is not None:
@@ -87,8 +145,6 @@ class SqliteBackend:
         return isinstance(exc, sqlite3.OperationalError)
 
     def install_points(self, client: Stepper) -> None:
-        from harness.backends import sqlite_points
-
         sqlite_points.install(client)
 
     def disk_full(self) -> PageLimit:

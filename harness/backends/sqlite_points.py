@@ -22,11 +22,13 @@ from typing import Any, Literal
 
 from harness.backends.base import Stepper
 
-__all__ = ["install", "label"]
+__all__ = ["CONNECT_ARGS", "install", "label"]
+
+#: ``sqlite3.connect``'s parameters, in order: a wrapper maps positional arguments by them.
+CONNECT_ARGS = ("database", "timeout", "detect_types", "isolation_level", "check_same_thread",
+                "factory", "cached_statements", "uri")
 
 _BUSY_CODES = (5, 261)  # SQLITE_BUSY, SQLITE_BUSY_RECOVERY: the busy handler would wait
-_CONNECT_ARGS = ("database", "timeout", "detect_types", "isolation_level",
-                 "check_same_thread", "factory", "cached_statements", "uri")
 
 _client: Stepper | None = None
 
@@ -160,7 +162,7 @@ def _patch_connect() -> None:
         return
 
     def connect(*args: Any, **kw: Any) -> Any:
-        kw.update(zip(_CONNECT_ARGS, args, strict=False))
+        kw.update(zip(CONNECT_ARGS, args, strict=False))
         timeout = kw.pop("timeout", 5.0)
         factory = kw.pop("factory", sqlite3.Connection)
         conn: Any = orig(timeout=0, factory=_connection_class(factory), **kw)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -95,6 +96,19 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     check_faults(plan.faults, backend, external=backend == "redis" and bool(url),
                  allow_destructive=allow_destructive_faults)
     run_id, run_dir = _make_run_dir(reports, scenario.name, seed)
+    try:
+        return _in_run_dir(scenario, info, backend, seed, plan, url, run_id, run_dir,
+                           redis_url, progress, allow_destructive_faults)
+    except InputError:  # a setup error (the target, or no worker could open the store)
+        shutil.rmtree(run_dir, ignore_errors=True)  # no half-written run directory is left
+        raise
+
+
+def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, plan: Plan,
+                url: str, run_id: str, run_dir: Path, redis_url: str,
+                progress: Progress | None, allow_destructive_faults: bool) -> RunResult:
+    """:func:`run` once its run directory exists: a setup error (InputError) raised here
+    makes :func:`run` remove it."""
     namespace = f"harness:{run_id}"
     (run_dir / "scenario.toml").write_text(scenario.to_toml(), encoding="utf-8")
     (run_dir / "plan.json").write_bytes(plan.to_json())
@@ -106,7 +120,7 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     interrupted = False
     started = time.monotonic()
     with Supervisor() as supervisor, stop_signals_as_interrupt(), target, \
-            _controller(scenario, plan) as ctl:
+            _controller(scenario, plan, run_dir) as ctl:
         say("target", {"note": target.note or target.url})
         try:
             reached = _run_workers(setup, ctl, say, allow_destructive_faults)
@@ -154,9 +168,10 @@ class _Setup:
 
 
 @contextmanager
-def _controller(sc: Scenario, plan: Plan) -> Iterator[Controller | None]:
-    """The controller of a controlled run (None in free mode, the default), closed after."""
-    ctl = controller_for(sc, plan)
+def _controller(sc: Scenario, plan: Plan, run_dir: Path) -> Iterator[Controller | None]:
+    """The controller of a controlled run (None in free mode, the default), closed after;
+    its socket lives in ``run_dir``."""
+    ctl = controller_for(sc, plan, run_dir)
     try:
         yield ctl
     finally:

@@ -8,11 +8,13 @@ Each op is logged as ``invoke`` before it starts and ``ok`` / ``fail`` / ``info`
   error, which rolls the transaction back, a Redis error reply); anything else (connection
   lost, timeout, an unexpected exception) is ``info``, since it may have taken effect;
 - reads (read, list_snapshots): ``info`` when the infrastructure failed (connection,
-  timeout, or what a backend calls transient: a locked database), proving nothing;
-  ``fail`` when the store raised anything else or returned malformed data, which the
-  checker reports as ``unreadable``.
+  timeout, what a backend calls transient: a locked database, an operational error of
+  psycopg or SQLAlchemy, or an exception the store declares ``unavailable``), proving
+  nothing; ``fail`` when the store raised anything else or returned malformed data, which
+  the checker reports as ``unreadable``.
 
-Every backend is asked, not only the run's: a store may use any driver.
+Every backend and known driver is asked, not only the run's: a store may use any driver
+(:mod:`harness.backends.meaning`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from harness.backends import backends
+from harness.backends.meaning import definitely_failed, unavailable
 from harness.history import TOKEN_INLINE, turn_token
 from harness.plan import Op, Plan
 from harness.redact import remember
@@ -37,7 +39,6 @@ from harness.stores.registry import StoreInfo, open_store
 __all__ = ["WorkerSpec", "classify", "execute", "run_worker"]
 
 WRITES = frozenset({"append", "snapshot", "rollback"})
-_TRANSIENT = (ConnectionError, TimeoutError, OSError)  # whatever the driver
 
 
 class MalformedRead(Exception):
@@ -70,15 +71,14 @@ class WorkerSpec:
         return iter(self.ops[self.start :])
 
 
-def classify(f: str, exc: BaseException) -> tuple[str, str]:
-    """(completion type, error string) for an exception raised by op ``f``."""
+def classify(f: str, exc: BaseException,
+             declared: tuple[type[BaseException], ...] = ()) -> tuple[str, str]:
+    """(completion type, error string) for an exception raised by op ``f`` of a store that
+    declares ``declared`` as its "backend unavailable" exceptions."""
     error = f"{type(exc).__name__}: {exc}"[:500]
     if f in WRITES:
-        definite = isinstance(exc, LookupError) or any(
-            b.definitely_failed(exc) for b in backends())
-        return ("fail" if definite else "info"), error
-    transient = isinstance(exc, _TRANSIENT) or any(b.transient(exc) for b in backends())
-    return ("info" if transient else "fail"), error
+        return ("fail" if definitely_failed(exc) else "info"), error
+    return ("info" if unavailable(exc, declared) else "fail"), error
 
 
 def _read_value(turns: Any) -> Any:
@@ -147,8 +147,10 @@ class _Runner:
     built by :meth:`HistoryWriter.fast` (each value serialized once, no dict, no closure);
     only a failed op takes the slower :meth:`HistoryWriter.line`."""
 
-    def __init__(self, store: MemoryStore, log: HistoryWriter, coalesce: bool = True) -> None:
+    def __init__(self, store: MemoryStore, log: HistoryWriter, coalesce: bool = True,
+                 unavailable: tuple[type[BaseException], ...] = ()) -> None:
         self.store = store
+        self.unavailable = unavailable
         self.log = log
         self.done = log.defer if coalesce else log.log
         self.hold = log.hold if coalesce else log.emit
@@ -176,7 +178,7 @@ class _Runner:
         if isinstance(exc, MalformedRead):
             self.done("fail", f, session, None, f"MalformedRead: {exc}")
         else:
-            kind, error = classify(f, exc)
+            kind, error = classify(f, exc, self.unavailable)
             self.done(kind, f, session, invoke_value, error)
 
     def run_op(self, op: Op) -> None:
@@ -243,14 +245,16 @@ class _Runner:
 
 
 def execute(store: MemoryStore, ops: Iterable[Op], log: HistoryWriter,
-            deadline_ns: int | None = None, *, coalesce: bool = True) -> None:
+            deadline_ns: int | None = None, *, coalesce: bool = True,
+            unavailable: tuple[type[BaseException], ...] = ()) -> None:
     """Run ``ops`` in order against an open store, logging each; stop at the deadline.
 
     With ``coalesce`` (free mode), each op's completion is written with the next op's
     invoke, before the next store call, and the last one before this returns. Controlled
     mode turns it off: there a worker can wait at a scheduling point between two ops (the
-    disk-full switch runs SQL there), and a completion must not wait with it."""
-    runner = _Runner(store, log, coalesce)
+    disk-full switch runs SQL there), and a completion must not wait with it.
+    ``unavailable``: the store's declared "backend unavailable" exceptions."""
+    runner = _Runner(store, log, coalesce, unavailable)
     try:
         for op in ops:
             if deadline_ns is not None and time.monotonic_ns() > deadline_ns:
@@ -272,6 +276,8 @@ def run_worker(spec: WorkerSpec) -> None:
         from harness.runner.control.hooks import attach
 
         ctl = attach(spec.control, spec.slot, spec.process)
+    if spec.board is not None:  # faults: the disk-full switches watch the store open
+        spec.board.prepare()
     with HistoryWriter(spec.log_path, spec.process) as log:
         try:
             store = open_store(spec.store, spec.url, spec.namespace)
@@ -282,7 +288,8 @@ def run_worker(spec: WorkerSpec) -> None:
             ops = spec.op_stream() if ctl is None else ctl.ops(spec.op_stream(), spec.start)
             if spec.board is not None:  # faults: mark progress, honour the disk-full switch
                 ops = spec.board.track(ops, spec.slot, spec.start)
-            execute(store, ops, log, spec.deadline_ns, coalesce=ctl is None)
+            execute(store, ops, log, spec.deadline_ns, coalesce=ctl is None,
+                    unavailable=spec.store.unavailable)
         finally:
             try:
                 store.close()

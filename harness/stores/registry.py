@@ -4,8 +4,10 @@
 declares it (:class:`harness.stores.declare.Declared`), so adding a store is adding its
 module. The factory is imported and called **inside each worker** as
 ``factory(url, namespace=ns)`` (``namespace`` only if the factory accepts it). A user's
-factory (or the class it is) may carry ``backend = "sqlite" | "redis"`` and
-``capabilities = {...}`` attributes.
+factory (or the class it is) may carry ``backend = "sqlite" | "redis"``,
+``capabilities = {...}`` and ``unavailable = (SomeDriverError, ...)`` attributes (the
+exceptions that mean "backend unavailable": see :mod:`harness.backends.meaning`), and so may a
+built-in store's factory.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class StoreInfo:
     fault: str | None = None  # for the zoo: the fault that exposes it (None: concurrency)
     also_caught_as: tuple[str, ...] = ()
     also_exposed_by: tuple[str, ...] = ()
+    #: exceptions that mean "backend unavailable" (the factory's ``unavailable``): an op
+    #: raising one proves nothing about the store (``info``), never an ``unreadable`` read
+    unavailable: tuple[type[BaseException], ...] = ()
 
 
 #: The packages whose modules may declare a built-in store (``STORE = Declared(...)``).
@@ -79,7 +84,21 @@ def _info(module: ModuleType, d: Declared) -> StoreInfo:
     story = " ".join(paragraphs[1].split()) if len(paragraphs) > 1 else ""
     return StoreInfo(d.name, f"{module.__name__}:{d.factory}", d.backend, d.description,
                      d.capabilities, d.expected, story, d.scenario, d.fault,
-                     d.also_caught_as, d.also_exposed_by)
+                     d.also_caught_as, d.also_exposed_by,
+                     _unavailable(getattr(module, d.factory), d.name))
+
+
+def _unavailable(factory: object, spec: str) -> tuple[type[BaseException], ...]:
+    """The factory's ``unavailable`` attribute as a tuple of exception classes (one class
+    alone is accepted too); StoreSpecError for anything else."""
+    declared = getattr(factory, "unavailable", ())
+    if isinstance(declared, type):
+        declared = (declared,)
+    if not isinstance(declared, tuple | list | frozenset | set) or not all(
+            isinstance(c, type) and issubclass(c, BaseException) for c in declared):
+        raise StoreSpecError(f"store {spec!r}: unavailable must be a tuple of exception "
+                             f"classes, got {declared!r:.80}")
+    return tuple(declared)
 
 
 def _order(info: StoreInfo) -> tuple[int, int, str]:
@@ -144,11 +163,16 @@ def resolve(spec: str) -> StoreInfo:
         raise StoreSpecError(f"store {spec!r}: it cannot append, so there is nothing to test")
     doc = (inspect.getdoc(factory) or "").strip().splitlines()
     return StoreInfo(spec, spec, getattr(factory, "backend", None), doc[0] if doc else "",
-                     capabilities)
+                     capabilities, unavailable=_unavailable(factory, spec))
 
 
 def open_store(info: StoreInfo, url: str, namespace: str) -> MemoryStore:
-    """Call the store's factory (in the calling process) with the target URL."""
+    """Call the store's factory (in the calling process) with the target URL.
+
+    StoreSpecError if what it returns is not a store: None (a factory that forgot its
+    ``return``), or an object without the method of one of the store's capabilities. A
+    worker logs that as its ``open`` event, so the run ends as a setup error (exit 2)
+    rather than as every op of the plan failing."""
     factory = _load(info.target, info.spec)
     try:
         params = inspect.signature(factory).parameters
@@ -158,4 +182,10 @@ def open_store(info: StoreInfo, url: str, namespace: str) -> MemoryStore:
     except (TypeError, ValueError):
         takes_ns = False
     store = factory(url, namespace=namespace) if takes_ns else factory(url)
+    if store is None:
+        raise StoreSpecError(f"store {info.spec!r}: its factory returned None, not a store")
+    missing = sorted(OPS[op] for op in info.capabilities if not callable(getattr(store, OPS[op], None)))
+    if missing:
+        raise StoreSpecError(f"store {info.spec!r}: its factory returned a "
+                             f"{type(store).__name__}, which has no {', '.join(missing)}")
     return store  # type: ignore[no-any-return]

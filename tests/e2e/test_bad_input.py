@@ -194,3 +194,20 @@ def test_a_million_planned_ops_per_worker_start_at_once_and_ctrl_c_still_reports
     assert proc.returncode == 0, out + err
     (report,) = tmp_path.glob("r/*/report.json")
     assert orjson.loads(report.read_bytes())["interrupted"] is True
+
+
+def test_an_unknown_backend_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """``backend = "mongodb"`` used to pass validation and fail once a redis-server had
+    started; now the scenario is refused as it is read: no run directory, no target."""
+    (tmp_path / "s.toml").write_text('store = "redis"\nbackend = "mongodb"\n', encoding="utf-8")
+    r = harness("run", "s.toml", "--reports", str(tmp_path / "r"), cwd=tmp_path)
+    one_line_exit_2(r, "backend must be 'sqlite' or 'redis', got 'mongodb'")
+    assert not (tmp_path / "r").exists()
+    assert "target: " not in r.stderr  # no target was made
+
+
+def test_a_target_that_cannot_be_reached_leaves_no_run_directory(tmp_path: Path) -> None:
+    r = harness(*TINY, "--store", "redis", "--redis-url", "redis://127.0.0.1:1/0",
+                "--reports", str(tmp_path / "r"), cwd=tmp_path)
+    one_line_exit_2(r, "cannot reach Redis at redis://127.0.0.1:1/0")
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())

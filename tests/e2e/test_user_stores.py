@@ -1,5 +1,6 @@
 """Pointing harness at your own store: a ``package.module:factory`` spec, capabilities,
-what a malformed read and a store that cannot open come out as."""
+declared "backend unavailable" exceptions, what a malformed read and a store that cannot
+open (or a factory that returns no store) come out as."""
 
 from __future__ import annotations
 
@@ -51,3 +52,21 @@ def test_a_store_that_cannot_open_is_a_setup_error(tmp_path: Path) -> None:
     sc = Scenario(store="user_stores:broken_factory", backend="sqlite", seed=1, workers=2, ops=5)
     with pytest.raises(TargetError, match="could not be opened: RuntimeError: wrong credentials"):
         run(sc, reports=tmp_path)
+
+
+def test_a_factory_returning_none_is_a_setup_error_and_leaves_no_run_dir(tmp_path: Path) -> None:
+    sc = Scenario(store="user_stores:none_factory", backend="sqlite", seed=1, workers=2, ops=24)
+    with pytest.raises(TargetError, match="its factory returned None, not a store"):
+        run(sc, reports=tmp_path)
+    assert list(tmp_path.iterdir()) == []  # the setup failed: no half-written run directory
+
+
+def test_declared_unavailable_errors_are_info_not_unreadable(tmp_path: Path) -> None:
+    sc = Scenario(store="user_stores:DownOnReadStore", seed=1, workers=2, ops=60)
+    res = run(sc, reports=tmp_path)
+    down = [e for e in read_history(res.run_dir) if "DriverDown" in (e.error or "")]
+    assert down and {(e.f, e.type) for e in down} == {("read", "info")}
+    assert res.exit_code == 0, res.result.counts()
+    undeclared = run(sc.with_overrides(store="user_stores:UndeclaredDownOnReadStore"),
+                     reports=tmp_path)
+    assert undeclared.exit_code == 1 and "unreadable" in undeclared.result.counts()

@@ -53,3 +53,32 @@ class TypedTurnsStore(AppendOnlyStore):
 
 def broken_factory(url: str, namespace: str = "") -> AppendOnlyStore:
     raise RuntimeError("wrong credentials")
+
+
+def none_factory(url: str, namespace: str = "") -> None:
+    """Forgot its ``return``: a setup error, not one violation per op."""
+    AppendOnlyStore(url).close()
+
+
+class DriverDown(Exception):
+    """The error a store's own driver raises when its backend is down."""
+
+
+class DownOnReadStore(AppendOnlyStore):
+    """Declares :class:`DriverDown` as "backend unavailable", and every third read raises
+    it, as a store does whose server is unreachable: proof of nothing, never ``unreadable``."""
+
+    unavailable = (DriverDown,)
+    reads = 0
+
+    def history(self, session: str) -> list[tuple[str, str]]:
+        self.reads += 1
+        if self.reads % 3 == 0:
+            raise DriverDown("backend unreachable")
+        return super().history(session)
+
+
+class UndeclaredDownOnReadStore(DownOnReadStore):
+    """The same, without the declaration: its failing reads are ``unreadable``."""
+
+    unavailable = ()

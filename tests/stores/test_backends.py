@@ -89,6 +89,36 @@ def test_sqlite_disk_full_switch_on_a_real_file(tmp_path: Path) -> None:
     assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (1,)
 
 
+def test_the_disk_full_switch_tracks_connections_instead_of_scanning_the_heap(
+        tmp_path: Path) -> None:
+    """B measured 0.1-0.48 s for the heap scan in a worker forked from a large process,
+    enough to use up a 0.4 s fault before any write saw it; the tracked connections make
+    turning the switch on cost far less than that scan, whatever the heap."""
+    import gc
+    import time
+
+    from harness.backends.sqlite import connections
+
+    switch = PageLimit()  # as a worker makes it, before its store opens
+    conn = sqlite3.connect(str(tmp_path / "t.db"), isolation_level=None)  # positional path
+    conn.execute("CREATE TABLE t (v TEXT)")
+    assert conn in connections() and isinstance(conn, sqlite3.Connection)
+    heap = [[i] for i in range(2_000_000)]  # a large inherited heap, as under pytest
+    t0 = time.perf_counter()
+    scanned = [o for o in gc.get_objects() if isinstance(o, sqlite3.Connection)]
+    scan_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    switch.apply(1)
+    apply_s = time.perf_counter() - t0
+    assert conn in scanned and len(heap) == 2_000_000
+    assert apply_s < scan_s / 10, (apply_s, scan_s)
+    with pytest.raises(sqlite3.OperationalError, match="full"):
+        conn.execute("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+    switch.apply(0)
+    conn.execute("INSERT INTO t VALUES (?)", ("x" * 100_000,))
+    conn.close()
+
+
 def test_registry_names_targets_and_scenarios(tmp_path: Path) -> None:
     assert [b.name for b in backends()] == list(NAMES) == ["sqlite", "redis"]
     with pytest.raises(InputError, match="unknown backend 'nope'"):

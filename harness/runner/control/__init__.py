@@ -10,6 +10,7 @@ and the grant loop that runs one worker at a time so one seed gives one interlea
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.runner.control.driver import Controller
@@ -31,11 +32,13 @@ __all__ = [
 ]
 
 
-def controller_for(sc: Scenario, plan: Plan) -> Controller | None:
-    """The controller of a controlled run (None in free mode, the default)."""
+def controller_for(sc: Scenario, plan: Plan, run_dir: Path | None = None) -> Controller | None:
+    """The controller of a controlled run (None in free mode, the default), its socket in
+    ``run_dir`` when given (see :func:`harness.runner.control.driver.socket_dir`)."""
     spec = control_spec(sc)
     if not spec.enabled:
         return None
     from harness.plan import step_estimate
 
-    return Controller(spec, plan.seed, plan.workers, steps_estimate=step_estimate(plan))
+    return Controller(spec, plan.seed, plan.workers, steps_estimate=step_estimate(plan),
+                      run_dir=run_dir)

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from harness.runner.launch import Handle
     from harness.runner.nemesis.stepped import SteppedNemesis
 
-__all__ = ["Controller"]
+__all__ = ["Controller", "socket_dir"]
 
 READY, RUNNING, BLOCKED, DONE = range(4)
 _HEAD = struct.Struct("<ciB")
@@ -78,6 +78,47 @@ def _pinned(pids: Sequence[int], cpu: int) -> Iterator[None]:
                 os.sched_setaffinity(pid, cpus)
 
 
+#: Longest path an AF_UNIX socket may have on Linux (``sun_path`` is 108 bytes with its NUL).
+SUN_PATH_MAX = 107
+_SOCKET = "ctl"
+_TMP_PREFIX = "hxc-"
+
+
+def socket_dir(run_dir: Path | None) -> tuple[str, bool]:
+    """(directory of the control socket, whether it is a temporary one to remove).
+
+    In the run directory (``.control/``) when its socket path fits :data:`SUN_PATH_MAX`, so
+    a coordinator killed with SIGKILL leaves nothing in the system temp dir; else a short
+    ``hxc-<pid>-*`` directory there, and each new one first removes those whose coordinator
+    process is gone (a SIGKILLed run's)."""
+    if run_dir is not None:
+        here = run_dir.resolve() / ".control"
+        if len(os.fsencode(here / _SOCKET)) <= SUN_PATH_MAX:
+            here.mkdir(exist_ok=True)
+            return str(here), False
+    _sweep_stale(Path(tempfile.gettempdir()))
+    return tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-"), True
+
+
+def _sweep_stale(tmp: Path) -> None:
+    """Remove the ``hxc-<pid>-*`` directories (ours by uid) whose process has ended."""
+    for d in tmp.glob(f"{_TMP_PREFIX}*-*"):
+        pid = d.name[len(_TMP_PREFIX):].split("-", 1)[0]
+        with suppress(OSError, ValueError):
+            if d.stat().st_uid == os.getuid() and not _alive(int(pid)):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class _Worker:
     __slots__ = ("busy", "fd", "label", "lockwait", "op", "slot", "sock", "state")
 
@@ -95,11 +136,12 @@ class _Worker:
 class Controller:
     """Listens for the workers of one run and drives them (see the module docstring)."""
 
-    def __init__(self, spec: ControlSpec, seed: int, workers: int, steps_estimate: int) -> None:
+    def __init__(self, spec: ControlSpec, seed: int, workers: int, steps_estimate: int,
+                 run_dir: Path | None = None) -> None:
         self.spec = spec
         self.bound = spec.block_ms / 1000.0
-        self.tmp = tempfile.mkdtemp(prefix="hxc-")
-        self.address = os.path.join(self.tmp, "ctl")
+        self.dir, self.temporary = socket_dir(run_dir)  # see socket_dir: where, and why
+        self.address = os.path.join(self.dir, _SOCKET)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.address)
         self.listener.listen(workers + 8)
@@ -388,7 +430,13 @@ class Controller:
         for fd in list(self.socks):
             self._drop(fd)
         self.listener.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.temporary:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        else:  # the run directory's .control/: only what the controller made in it
+            with suppress(OSError):
+                os.unlink(self.address)
+            with suppress(OSError):
+                os.rmdir(self.dir)
 
     def write(self, run_dir: Path) -> None:
         if self.nemesis is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from harness.backends import backends
+from harness.backends import DiskFull, backends
 
 __all__ = ["Board"]
 
@@ -21,11 +21,20 @@ class Board:
     def __init__(self, ctx: Any, slots: int) -> None:
         self.progress = ctx.Array("q", [-1] * slots, lock=False)
         self.disk_full = ctx.Value("q", 0, lock=False)
+        self.switches: list[DiskFull] | None = None  # per process, made by prepare()
+
+    def prepare(self) -> None:
+        """In a worker, before its store opens: make the backends' disk-full switches, so
+        that they see the store's connections being made (SQLite's tracks them) rather
+        than search the process for them when a fault turns the switch on."""
+        if self.switches is None:
+            self.switches = [s for s in (b.disk_full() for b in backends()) if s is not None]
 
     def track(self, ops: Iterable[Any], slot: int, start: int) -> Iterator[Any]:
         """In a worker: yield its ops (the first being op ``start``), marking each on the
         board first and applying the disk-full switch between ops."""
-        switches = [s for s in (b.disk_full() for b in backends()) if s is not None]
+        self.prepare()  # a no-op if the worker prepared before opening its store
+        switches = self.switches or []
         on = 0
         for i, op in enumerate(ops, start):
             self.progress[slot] = i
