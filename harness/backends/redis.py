@@ -25,8 +25,8 @@ from urllib.parse import quote
 from harness.backends.base import Stepper, Target
 from harness.backends.redis_keys import INDEX_KEY, PREFIX, Janitor, delete_namespace, key_ttl_s
 from harness.errors import TargetError
+from harness.procs import free_port, set_pdeathsig
 from harness.redact import ENV_VAR, has_redacted_password, redact_url, remember, scrub
-from harness.runner.procs import free_port, set_pdeathsig
 
 __all__ = ["BACKEND", "ExternalRedis", "FakeRedisServer", "ManagedRedis", "RedisBackend",
            "find_redis_server"]

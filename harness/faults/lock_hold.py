@@ -90,8 +90,8 @@ def _lockers(nemesis: Stepped) -> dict[int, _Locker]:
 def hold_lock(db: str, seconds: float, log_path: str, fault_id: int) -> None:
     """Helper process of a free-mode ``lock-hold``: hold SQLite's write lock for
     ``seconds``, logging its start (with how long it waited for the lock) and end."""
+    from harness.procs import set_pdeathsig
     from harness.runner.history_writer import HistoryWriter
-    from harness.runner.procs import set_pdeathsig
 
     set_pdeathsig()
     with HistoryWriter(log_path, "nemesis") as log:
@@ -144,7 +144,7 @@ def serve_lock(db: str, pipe: Any) -> None:
     """Helper process of a controlled-mode ``lock-hold``: on ``take``, try ``BEGIN
     EXCLUSIVE`` at once and answer whether it got the lock; on ``release`` (or a closed
     pipe), let go."""
-    from harness.runner.procs import set_pdeathsig
+    from harness.procs import set_pdeathsig
 
     set_pdeathsig()
     conn = sqlite3.connect(db, timeout=0, isolation_level=None)

@@ -30,9 +30,9 @@ import orjson
 from harness.backends.meaning import definitely_failed, unavailable
 from harness.history import TOKEN_INLINE, turn_token
 from harness.plan import Op, Plan
+from harness.procs import set_pdeathsig
 from harness.redact import remember
 from harness.runner.history_writer import HistoryWriter
-from harness.runner.procs import set_pdeathsig
 from harness.stores.base import MemoryStore
 from harness.stores.registry import StoreInfo, open_store
 
