@@ -37,7 +37,7 @@ from harness.stores.registry import resolve
 
 __all__ = ["Case", "ShrinkResult", "shrink"]
 
-Op = dict[str, Any]
+OpTable = dict[str, Any]  # one op of a [control] streams entry, as in repro.toml
 Step = tuple[int, int, str]  # (worker slot, op index, point label) of one grant
 Say = Callable[[str], None]
 REFERENCE = {"sqlite": "sqlite", "redis": "redis"}
@@ -52,7 +52,7 @@ class Case:
     """Explicit op streams, the trace to follow ((worker, op, label) per grant) and the
     faults, as ``[control] faults`` tables (kind, at_step, worker, for_steps)."""
 
-    streams: tuple[tuple[Op, ...], ...]
+    streams: tuple[tuple[OpTable, ...], ...]
     trace: tuple[Step, ...]
     faults: tuple[dict[str, Any], ...] = ()
 
