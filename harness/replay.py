@@ -73,13 +73,14 @@ def replay(run_dir: Path, *, source: str = "trace", reports: Path = Path("report
                progress=progress)
 
 
-#: What a fault event says that no replay can repeat: pids, and how long a restart took.
+#: What a fault event says that no replay can repeat: pids, and how long a restart took;
+#: and how long a worker took to open its store (its ``open`` event).
 _UNREPEATABLE = frozenset({"pid", "pids", "replacement_pid", "seconds"})
 
 
 def _key(e: Event) -> tuple[Any, ...]:
     value = e.value
-    if e.process == "nemesis" and isinstance(value, dict):
+    if (e.process == "nemesis" or e.f == "open") and isinstance(value, dict):
         value = {k: v for k, v in value.items() if k not in _UNREPEATABLE}
     return (e.process, e.type, e.f, e.session, orjson.dumps(value), e.error)
 

@@ -16,6 +16,8 @@ Example::
     session_lifetime = 250   # ops (per worker) before each session is retired and a fresh
                              # one takes its place, as conversations end; 0 = never
     duration = 60        # seconds; workers still running then are stopped
+    open_timeout = 60    # seconds a worker may take to open the store; the duration
+                         # counts from when every worker has opened it
 
     [weights]
     append = 6
@@ -90,6 +92,7 @@ class Scenario:
     sessions: int = 3
     session_lifetime: int = 250
     duration: float = 60.0
+    open_timeout: float = 60.0  # seconds each worker may take to open its store
     start_method: str = "fork"
     weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     payload: PayloadSpec = field(default_factory=PayloadSpec)
@@ -275,6 +278,9 @@ def _validate_types(sc: Scenario, src: str) -> None:
     _need(bool(sc.store), src, "store must be a non-empty string")
     _need(_number(sc.duration) and math.isfinite(sc.duration) and sc.duration > 0, src,
           f"duration must be a positive number of seconds, got {sc.duration!r}")
+    _need(_number(sc.open_timeout) and math.isfinite(sc.open_timeout)
+          and sc.open_timeout > 0, src,
+          f"open_timeout must be a positive number of seconds, got {sc.open_timeout!r}")
     _need(sc.seed is None or (_integer(sc.seed) and 0 <= sc.seed <= limits.MAX_SEED), src,
           f"seed must be an integer from 0 to 2**64 - 1, got {sc.seed!r}")
     _need(isinstance(sc.weights, dict), src, "[weights] must be a table")
@@ -301,6 +307,9 @@ def _validate_bounds(sc: Scenario, src: str) -> None:
           f"sessions must be at most {limits.MAX_SESSIONS}, got {sc.sessions}")
     _need(sc.ops is None or sc.ops <= limits.MAX_OPS, src,
           f'ops must be at most {limits.MAX_OPS} per worker (or "{UNLIMITED}"), got {sc.ops}')
+    _need(sc.open_timeout <= limits.MAX_DURATION_S, src,
+          f"open_timeout must be at most {limits.MAX_DURATION_S:.0f} seconds (7 days), "
+          f"got {sc.open_timeout!r}")
     _need(sc.duration <= limits.MAX_DURATION_S, src,
           f"duration must be at most {limits.MAX_DURATION_S:.0f} seconds (7 days), "
           f"got {sc.duration!r}")

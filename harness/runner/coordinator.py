@@ -1,6 +1,7 @@
 """The one function that connects the stages: scenario -> plan -> workers -> history ->
-checker -> report. It spawns and reaps the worker processes, bounds them in time, makes
-the final quiescent read, and always writes what it has, Ctrl-C and SIGTERM included.
+checker -> report. It spawns the worker processes, starts the run's clock once every one
+has opened its store (the start barrier), bounds and reaps them, makes the final quiescent
+read, and always writes what it has, Ctrl-C and SIGTERM included.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,20 @@ from harness.plan import Op, Plan, make_plan
 from harness.redact import ENV_VAR, url_secrets
 from harness.result import RunResult
 from harness.runner.control import Controller, controller_for
+from harness.runner.history_writer import HistoryWriter
 from harness.runner.launch import Handle, Launcher, LocalLauncher, stop_all
 from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
+from harness.runner.opening import opening_summary
 from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
 from harness.runner.supervise import Supervisor
 from harness.runner.worker import WorkerSpec
 from harness.scenario import UNLIMITED, Scenario
 from harness.stores.registry import StoreInfo, resolve
 
-__all__ = ["GRACE_S", "run"]
+__all__ = ["GRACE_S", "READ_S", "run"]
 
 GRACE_S = 10.0  # past the scenario's duration, stragglers (say, stuck on a lock) are killed
+READ_S = 60.0  # the final read, once its store is open; past it the reader is killed
 
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -119,14 +123,15 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
     say = progress or (lambda _event, _data: None)
     interrupted = False
     started = time.monotonic()
+    clock = _Clock()
     with Supervisor() as supervisor, stop_signals_as_interrupt(), target, \
             _controller(scenario, plan, run_dir) as ctl:
         say("target", {"note": target.note or target.url})
         try:
-            reached = _run_workers(setup, ctl, say, allow_destructive_faults)
+            reached = _run_workers(setup, ctl, clock, say, allow_destructive_faults)
             check_stop()
             say("final", {})
-            _final_read(setup, reached)
+            _final_read(setup, reached, clock)
         except (KeyboardInterrupt, Interrupted):
             interrupted = True
     events = merge(iter_log(p) for p in log_files(run_dir / "history"))
@@ -139,7 +144,8 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
                     reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
                     target.note or target.url,
                     _stats(events, time.monotonic() - started) | control
-                    | _chaos_stats(events, plan, supervisor))
+                    | _chaos_stats(events, plan, supervisor)
+                    | {"opening": _opening(events, scenario, plan, clock)})
     from harness.report import write_reports
 
     write_reports(res)
@@ -167,6 +173,22 @@ class _Setup:
                           **more)
 
 
+@dataclass(slots=True)
+class _Clock:
+    """What the run's clock saw, filled in as the run goes (a record, so not frozen): when it
+    started (the go, monotonic ns) and the workers' wait ended, and the workers that could
+    not open their store (``{"process", "error"}``)."""
+
+    go_ns: int | None = None
+    end_ns: int | None = None
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _opening(events: list[Event], sc: Scenario, plan: Plan, clock: _Clock) -> dict[str, Any]:
+    span = (clock.go_ns, clock.end_ns) if clock.go_ns and clock.end_ns else None
+    return opening_summary(events, plan.workers, span, sc.open_timeout, clock.failed)
+
+
 @contextmanager
 def _controller(sc: Scenario, plan: Plan, run_dir: Path) -> Iterator[Controller | None]:
     """The controller of a controlled run (None in free mode, the default), closed after;
@@ -180,8 +202,11 @@ def _controller(sc: Scenario, plan: Plan, run_dir: Path) -> Iterator[Controller 
 
 
 def _refuse_unopenable(events: list[Event], sc: Scenario) -> None:
-    opens = [e for e in events if e.f == "open"]
-    if opens and not any(e.f in ("append", "read") for e in events):
+    """No worker opened its store (a controlled run's workers open under control, past
+    the barrier): a setup error with the store's own message."""
+    opens = [e for e in events if e.f == "open" and e.type != "ok"]
+    if opens and not any(e.f == "open" and e.type == "ok" and e.process != "final"
+                         for e in events):
         raise TargetError(f"store {sc.store!r} could not be opened: {opens[0].error}")
 
 
@@ -229,17 +254,22 @@ def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progr
                              "ops": sum(i + 1 for i in board.progress)})
 
 
-def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
+def _run_workers(setup: _Setup, ctl: Controller | None, clock: _Clock, say: Progress,
                  allow_destructive: bool = False) -> list[int]:
-    """Start the workers and see them through: the grant loop in controlled mode, else the
-    wait loop (with the nemesis if the plan has faults). Every worker marks the op it is
-    about to run on a shared board; a controlled run's trace is written whatever happens.
-    Returns the index of the last op each slot began (-1: none)."""
+    """Start the workers and see them through: the start barrier (free mode), then the
+    grant loop in controlled mode, else the wait loop (with the nemesis if the plan has
+    faults). The run's clock (the duration, the fault schedule) starts once every worker
+    has opened its store; a controlled run's starts at the spawn, since the controller
+    grants the opening too. Every worker marks the op it is about to run on a shared board;
+    a controlled run's trace is written whatever happens. Returns the index of the last op
+    each slot began (-1: none)."""
     sc, plan, launcher = setup.scenario, setup.plan, setup.launcher
-    deadline_ns = time.monotonic_ns() + int(sc.duration * 1e9)
+    if ctl is not None:
+        clock.go_ns = time.monotonic_ns()
+        launcher.go(clock.go_ns + int(sc.duration * 1e9))
     board = Board(launcher.ctx, plan.workers)
     control = ctl.attach if ctl is not None else None
-    specs = [setup.spec(w, w, (), deadline_ns, board=board, control=control, plan=plan)
+    specs = [setup.spec(w, w, (), 0, board=board, control=control, plan=plan)
              for w in range(plan.workers)]
     handles: list[Handle] = []
     nemesis = None
@@ -250,8 +280,13 @@ def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
         for spec in specs:
             handles.append(launcher.start(spec))
             check_stop()
+        if ctl is None:
+            clock.failed = _barrier(setup, handles, say)
+            clock.go_ns = time.monotonic_ns()
+            launcher.go(clock.go_ns + int(sc.duration * 1e9))
         say("started", {"workers": len(handles), "ops": plan.total_ops})
-        deadline = time.monotonic() + sc.duration + GRACE_S
+        assert clock.go_ns is not None
+        deadline = clock.go_ns / 1e9 + sc.duration + GRACE_S
         if ctl is not None:
             stepped = nemesis if isinstance(nemesis, SteppedNemesis) else None
             pin = getattr(setup.target, "pids", [])  # a managed redis-server
@@ -261,10 +296,70 @@ def _run_workers(setup: _Setup, ctl: Controller | None, say: Progress,
             with nemesis or nullcontext():
                 _reap(launcher, handles, deadline, say, board, nemesis)
     finally:
+        clock.end_ns = time.monotonic_ns()
         stop_all(handles)
         if ctl is not None:
             ctl.write(setup.run_dir)
     return list(board.progress)
+
+
+def _await_open(launcher: Launcher, handles: list[Handle], timeout: float,
+                say: Progress = lambda *_: None) -> None:
+    """Wait at most ``timeout`` s until every handle has opened its store or ended,
+    answering a stop signal within half a second."""
+    end = time.monotonic() + timeout
+    opening = list(handles)
+    while opening and (left := end - time.monotonic()) > 0:
+        launcher.wait_open(opening, min(0.5, left))
+        check_stop()
+        opening = [h for h in opening if h.opened is None and h.alive]
+        say("opening", {"open": sum(h.opened is not None for h in handles),
+                        "workers": len(handles)})
+
+
+def _not_opened(handles: list[Handle], timeout: float) -> list[dict[str, Any]]:
+    """The handles that did not open their store: each with why, its ``open`` event's
+    error. One still opening is killed and its ``open`` event logged for it; one that
+    ended without a word gets one that says how it ended."""
+    out = []
+    for h in handles:
+        if h.opened is not None:
+            continue
+        if h.alive:
+            h.kill()
+            h.wait()
+            error = f"did not open its store within open_timeout = {timeout:g} s"
+        else:
+            h.wait()
+            error = next((e.error or "" for e in iter_log(h.log_path)
+                          if e.f == "open" and e.type == "info"), "")
+            if error:
+                out.append({"process": _process_of(h), "error": error})
+                continue
+            error = f"ended (exit code {h.exitcode}) before its store opened"
+        with HistoryWriter(h.log_path, _process_of(h)) as log:
+            log.log("info", "open", None, None, error)
+        out.append({"process": _process_of(h), "error": error})
+    return out
+
+
+def _process_of(h: Handle) -> int | str:
+    """The worker number of ``h``, from its log's name (``history/<process>.jsonl``)."""
+    name = Path(h.log_path).stem
+    return int(name) if name.isdigit() else name
+
+
+def _barrier(setup: _Setup, handles: list[Handle], say: Progress) -> list[dict[str, Any]]:
+    """The start barrier: wait (``open_timeout``) for every worker to open its store.
+    Returns those that did not (:func:`_not_opened`); none opened: a setup error
+    (TargetError, exit 2) with the store's own message."""
+    timeout = setup.scenario.open_timeout
+    _await_open(setup.launcher, handles, timeout, say)
+    failed = _not_opened(handles, timeout)
+    if handles and len(failed) == len(handles):
+        raise TargetError(f"store {setup.scenario.store!r} could not be opened: "
+                          f"{failed[0]['error']}")
+    return failed
 
 
 def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], board: Board,
@@ -284,16 +379,22 @@ def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], boar
                 allow_destructive)
 
 
-def _final_read(setup: _Setup, reached: list[int]) -> None:
+def _final_read(setup: _Setup, reached: list[int], clock: _Clock) -> None:
     """A quiescent read of every session (and its snapshots) after all workers stopped:
-    :meth:`Plan.sessions`, the workers having ``reached`` these ops."""
+    :meth:`Plan.sessions`, the workers having ``reached`` these ops. Bounded: its store
+    opens within ``open_timeout`` (else it is killed, its ``open`` event says why, and
+    the reason joins ``clock.failed``), then it reads within :data:`READ_S`."""
     ops: list[Op] = []
     for s in setup.plan.sessions(reached):
         ops.append(Op("read", s))
         if "list_snapshots" in setup.store.capabilities:
             ops.append(Op("list_snapshots", s))
-    h = setup.launcher.start(setup.spec(-1, "final", tuple(ops), time.monotonic_ns() + int(120e9)))
+    timeout = setup.scenario.open_timeout
+    h = setup.launcher.start(setup.spec(-1, "final", tuple(ops), time.monotonic_ns()
+                                        + int((timeout + READ_S) * 1e9)))
     try:
-        _reap(setup.launcher, [h], time.monotonic() + 120, lambda *_: None)
+        _await_open(setup.launcher, [h], timeout)
+        clock.failed += _not_opened([h], timeout)
+        _reap(setup.launcher, [h], time.monotonic() + READ_S, lambda *_: None)
     finally:
         stop_all([h])

@@ -1,6 +1,12 @@
 """Starting worker processes, behind one small interface: a :class:`Launcher` starts a
-worker from its spec and says where its history log goes; the :class:`Handle` it returns
-signals the process, waits for it and tells how it ended.
+worker from its spec, says where its history log goes and holds the run's start barrier;
+the :class:`Handle` it returns signals the process, waits for it, tells how long it took
+to open its store and how it ended.
+
+The start barrier: every worker opens its store, says it is ready (:meth:`Handle.opened`
+becomes its opening time) and waits; :meth:`Launcher.go` starts the run's clock and lets
+them all run to its deadline. A worker started after the go (a killed slot's replacement,
+the final reader) runs as soon as it has opened.
 
 Everything the coordinator, the final reader, the nemesis's replacements (its ``respawn``
 callback) and controlled mode do to a worker goes through these two, so that another
@@ -11,7 +17,9 @@ machine, logs under the run directory.
 Example::
 
     launcher = LocalLauncher(run_dir, multiprocess.get_context("fork"))
-    h = launcher.start(replace(spec, log_path=launcher.log_path(0)))
+    h = launcher.start(replace(spec, log_path=launcher.log_path(0), deadline_ns=0))
+    launcher.wait_open([h], timeout=60.0)          # it opened its store (or ended)
+    launcher.go(time.monotonic_ns() + 10**9)       # the run's clock: 1 s from now
     if not launcher.wait_any([h], timeout=5.0):
         h.kill()
     h.wait()
@@ -20,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
@@ -31,7 +40,7 @@ from multiprocess.connection import wait
 from harness.runner.stop import holding_stop_signals
 from harness.runner.worker import WorkerSpec, run_worker
 
-__all__ = ["Handle", "Launcher", "LocalHandle", "LocalLauncher", "stop_all"]
+__all__ = ["Gate", "Handle", "Launcher", "LocalHandle", "LocalLauncher", "stop_all"]
 
 
 class Handle(Protocol):
@@ -74,6 +83,12 @@ class Handle(Protocol):
         """Wait until it ends (at most ``timeout`` s) and reap it; its :attr:`exitcode`."""
         ...
 
+    @property
+    def opened(self) -> float | None:
+        """Seconds it took to open its store, once it said so (:meth:`Launcher.wait_open`
+        listens); None before, or if it never did."""
+        ...
+
 
 class Launcher(Protocol):
     """Starts the worker processes of one run."""
@@ -93,6 +108,16 @@ class Launcher(Protocol):
         """Wait at most ``timeout`` s until one of ``handles`` ends; those that have."""
         ...
 
+    def wait_open(self, handles: Sequence[Handle], timeout: float) -> None:
+        """Wait at most ``timeout`` s until each of ``handles`` has opened its store
+        (:attr:`Handle.opened`) or ended."""
+        ...
+
+    def go(self, deadline_ns: int) -> None:
+        """Start the run's clock: every worker waiting at the barrier, and every one
+        started from now on, runs until ``deadline_ns`` (monotonic) once open."""
+        ...
+
 
 def stop_all(handles: Sequence[Handle]) -> None:
     """SIGKILL every one still running, then reap them all."""
@@ -103,14 +128,56 @@ def stop_all(handles: Sequence[Handle]) -> None:
         h.wait()
 
 
+class Gate:
+    """The worker's end of the start barrier (picklable while a process starts): a pipe
+    on which it says it is ready, and the go with the run's deadline."""
+
+    __slots__ = ("deadline", "go", "pipe")
+
+    def __init__(self, pipe: Any, go: Any, deadline: Any) -> None:
+        self.pipe = pipe
+        self.go = go
+        self.deadline = deadline
+
+    def __getstate__(self) -> tuple[Any, Any, Any]:
+        return self.pipe, self.go, self.deadline
+
+    def __setstate__(self, state: tuple[Any, Any, Any]) -> None:
+        self.pipe, self.go, self.deadline = state
+
+    def ready(self, opened: float) -> int:
+        """In the worker: say the store opened after ``opened`` s, wait for the go, and
+        return the run's deadline (monotonic ns). Its parent gone (the pipe broken), the
+        worker waits on: the parent-death signal ends it."""
+        with suppress(OSError):
+            self.pipe.send(opened)
+            self.pipe.close()
+        self.go.wait()
+        return int(self.deadline.value)
+
+
 class LocalHandle:
-    """A worker process on this machine (a ``multiprocess.Process``)."""
+    """A worker process on this machine (a ``multiprocess.Process``) and the coordinator's
+    end of its ready pipe."""
 
-    __slots__ = ("_log_path", "process")
+    __slots__ = ("_log_path", "_opened", "process", "ready")
 
-    def __init__(self, process: Any, log_path: str) -> None:
+    def __init__(self, process: Any, log_path: str, ready: Any = None) -> None:
         self.process = process
         self._log_path = log_path
+        self.ready = ready  # the pipe its "opened" comes on; None once read or broken
+        self._opened: float | None = None
+
+    @property
+    def opened(self) -> float | None:
+        return self._opened
+
+    def hear(self) -> None:
+        """Read its "opened" message (the pipe is readable); EOF: it ended before."""
+        with suppress(EOFError, OSError, TypeError, ValueError):
+            self._opened = float(self.ready.recv())
+        self.ready.close()
+        self.ready = None
 
     @property
     def pid(self) -> int:
@@ -154,17 +221,45 @@ class LocalLauncher:
     def __init__(self, run_dir: Path, ctx: Any) -> None:
         self.history = Path(run_dir) / "history"
         self.ctx = ctx
+        self._go = ctx.Event()
+        self._deadline = ctx.Value("q", 0, lock=False)
 
     def log_path(self, process: int | str) -> str:
         return str(self.history / f"{process}.jsonl")
 
     def start(self, spec: WorkerSpec) -> LocalHandle:
-        with holding_stop_signals():
-            p = self.ctx.Process(target=run_worker, args=(spec,),
-                                 name=f"harness-worker-{spec.process}")
-            p.start()
-        return LocalHandle(p, spec.log_path)
+        reader, writer = self.ctx.Pipe(duplex=False)
+        gate = Gate(writer, self._go, self._deadline)
+        try:
+            with holding_stop_signals():
+                p = self.ctx.Process(target=run_worker, args=(spec, gate),
+                                     name=f"harness-worker-{spec.process}")
+                p.start()
+        except BaseException:
+            reader.close()
+            raise
+        finally:
+            writer.close()  # the worker holds its own: its end closes when it does
+        return LocalHandle(p, spec.log_path, reader)
 
     def wait_any(self, handles: Sequence[Handle], timeout: float) -> list[Handle]:
         by_sentinel = {h.sentinel: h for h in handles}
         return [by_sentinel[s] for s in wait(list(by_sentinel), timeout=timeout)]
+
+    def wait_open(self, handles: Sequence[Handle], timeout: float) -> None:
+        end = time.monotonic() + timeout
+        pending = [h for h in handles if isinstance(h, LocalHandle) and h.ready is not None]
+        while pending:
+            # its pipe says it opened; its end (EOF) that it never will
+            by_pipe = {h.ready: h for h in pending}
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            for conn in wait(list(by_pipe), timeout=left):
+                h = by_pipe[conn]
+                h.hear()
+                pending.remove(h)
+
+    def go(self, deadline_ns: int) -> None:
+        self._deadline.value = deadline_ns
+        self._go.set()

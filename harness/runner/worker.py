@@ -58,7 +58,7 @@ class WorkerSpec:
     url: str
     namespace: str
     log_path: str
-    deadline_ns: int
+    deadline_ns: int  # monotonic ns to stop at; 0: the run's, set when its clock starts
     start: int = 0  # index in ops to start from (a replacement process continues here)
     control: Any = None  # controlled mode: a harness.runner.control.Attach (None: free mode)
     board: Any = None  # faults: a harness.runner.nemesis.Board (progress, disk-full switch)
@@ -264,8 +264,14 @@ def execute(store: MemoryStore, ops: Iterable[Op], log: HistoryWriter,
         log.flush()
 
 
-def run_worker(spec: WorkerSpec) -> None:
-    """Process entry point. Returns normally when its ops are done or its deadline passed."""
+def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
+    """Process entry point. Returns normally when its ops are done or its deadline passed.
+
+    Opens the store first and logs how long that took (an ``ok`` ``open`` event, value
+    ``{"seconds": s}``); then, with a ``gate`` (:class:`harness.runner.launch.Gate`), says
+    it is ready and waits for the run's clock to start, whose deadline it then keeps
+    (when ``spec.deadline_ns`` is 0; else its own). A store that cannot open is an ``info``
+    ``open`` event with the store's own message, and exit 3."""
     set_pdeathsig()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
     for sig in (signal.SIGTERM, signal.SIGHUP):  # not the coordinator's handlers, forked in
@@ -279,16 +285,22 @@ def run_worker(spec: WorkerSpec) -> None:
     if spec.board is not None:  # faults: the disk-full switches watch the store open
         spec.board.prepare()
     with HistoryWriter(spec.log_path, spec.process) as log:
+        t0 = time.monotonic()
         try:
             store = open_store(spec.store, spec.url, spec.namespace)
         except Exception as exc:  # the store cannot even open: say so in the history
             log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
             raise SystemExit(3) from None
+        opened = time.monotonic() - t0
+        log.log("ok", "open", None, {"seconds": round(opened, 6)})
+        # ready, then wait for the run's clock (at once if it runs already: a replacement)
+        run_deadline_ns = gate.ready(opened) if gate is not None else 0
+        deadline_ns = spec.deadline_ns or run_deadline_ns
         try:
             ops = spec.op_stream() if ctl is None else ctl.ops(spec.op_stream(), spec.start)
             if spec.board is not None:  # faults: mark progress, honour the disk-full switch
                 ops = spec.board.track(ops, spec.slot, spec.start)
-            execute(store, ops, log, spec.deadline_ns, coalesce=ctl is None,
+            execute(store, ops, log, deadline_ns or None, coalesce=ctl is None,
                     unavailable=spec.store.unavailable)
         finally:
             try:
@@ -297,5 +309,3 @@ def run_worker(spec: WorkerSpec) -> None:
                 log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
     if ctl is not None:
         ctl.done()
-
-

@@ -149,7 +149,12 @@ def test_a_stop_signal_during_a_fork_waits_until_the_worker_is_listed() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a system call: the handler runs
 
     started = SimpleNamespace(start=start)
-    launcher = LocalLauncher(Path("unused"), SimpleNamespace(Process=lambda **_: started))
+    import multiprocess
+
+    real = multiprocess.get_context("fork")  # its pipe and barrier; the fork stands in
+    ctx = SimpleNamespace(Process=lambda **_: started, Pipe=real.Pipe, Event=real.Event,
+                          Value=real.Value)
+    launcher = LocalLauncher(Path("unused"), ctx)
     with stop_signals_as_interrupt():
         spec = SimpleNamespace(process=0, log_path="0.jsonl")
         handles = [launcher.start(spec)]  # type: ignore[arg-type]  # raises nothing
