@@ -20,6 +20,7 @@ import multiprocess
 from harness.backends import Target, make_target
 from harness.checker import check
 from harness.checker.safe import check_safe
+from harness.coverage import interleavings
 from harness.errors import InputError, TargetError
 from harness.history import Event, iter_log, merge
 from harness.history_files import compress_logs, log_files
@@ -139,7 +140,8 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
                     reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
                     target.note or target.url,
                     _stats(events, time.monotonic() - started) | control
-                    | _chaos_stats(events, plan, supervisor))
+                    | _chaos_stats(events, plan, supervisor)
+                    | {"coverage": interleavings(events, info.capabilities).to_dict()})
     from harness.report import write_reports
 
     write_reports(res)
