@@ -324,8 +324,10 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
     """Re-run the checker over a stored history (a newer checker on an old run)."""
     from harness.checker import check
     from harness.checker.safe import check_safe
+    from harness.coverage import interleavings
     from harness.history import read_history
     from harness.report import check_dict, print_check, write_json
+    from harness.report.coverage_lines import coverage_lines
 
     try:
         events = read_history(path)
@@ -333,12 +335,32 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
         _fail(str(err))
     result = check_safe(check, events, exact=exact, budget_s=budget)
     p = Path(path)
+    coverage = interleavings(events, _run_kinds(p)).to_dict()
     if p.is_dir():
         try:
-            write_json(p / "recheck.json", check_dict(result))
+            write_json(p / "recheck.json", check_dict(result) | {"coverage": coverage})
         except OSError as err:
             _fail(f"cannot write {p / 'recheck.json'}: {err.strerror or err}")
-    _finish(lambda: print_check(result, _stdout()), 0 if result.valid is True else 1)
+
+    def show() -> None:
+        con = _stdout()
+        print_check(result, con)
+        for line in coverage_lines(coverage):
+            con.print(line)
+
+    _finish(show, 0 if result.valid is True else 1)
+
+
+def _run_kinds(path: Path) -> list[str] | None:
+    """The op kinds the run's store could do, as its report.json recorded them (None: no
+    such record, e.g. a bare history or a run from before coverage: the history's kinds)."""
+    import orjson
+
+    try:
+        kinds = orjson.loads((path / "report.json").read_bytes())["coverage"]["kinds"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return kinds if isinstance(kinds, list) and all(isinstance(k, str) for k in kinds) else None
 
 
 @cli.command("stores")

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.checker import CheckResult
+from harness.report.coverage_lines import coverage_lines
 
 if TYPE_CHECKING:
     from harness.result import RunResult
@@ -73,7 +74,7 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
               f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
     if res.interrupted:
         con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
-    for line in _chaos_lines(st):
+    for line in _chaos_lines(st) + coverage_lines(st.get("coverage")):
         con.print(line)
     print_check(res.result, con)
     con.print(f"\nreport: {res.run_dir / 'report.json'}")

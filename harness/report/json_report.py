@@ -17,8 +17,9 @@ __all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
 #: Violations written with their evidence; the counts always cover all of them.
 MAX_VIOLATIONS = 200
 #: Parts of a run's stats that get a section of their own: where the faults landed
-#: (harness.runner.nemesis.fault_summary) and what every process used (harness.runner.supervise).
-SECTIONS = ("faults", "resources")
+#: (harness.runner.nemesis.fault_summary), what every process used (harness.runner.supervise)
+#: and which op kinds overlapped on a session (harness.coverage).
+SECTIONS = ("faults", "resources", "coverage")
 
 
 def check_dict(result: CheckResult) -> dict[str, Any]:

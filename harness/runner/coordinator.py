@@ -21,6 +21,7 @@ import multiprocess
 from harness.backends import Target, make_target
 from harness.checker import check
 from harness.checker.safe import check_safe
+from harness.coverage import interleavings
 from harness.errors import InputError, TargetError
 from harness.history import Event, iter_log, merge
 from harness.history_files import compress_logs, log_files
@@ -145,7 +146,8 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
                     target.note or target.url,
                     _stats(events, time.monotonic() - started) | control
                     | _chaos_stats(events, plan, supervisor)
-                    | {"opening": _opening(events, scenario, plan, clock)})
+                    | {"opening": _opening(events, scenario, plan, clock)}
+                    | {"coverage": interleavings(events, info.capabilities).to_dict()})
     from harness.report import write_reports
 
     write_reports(res)

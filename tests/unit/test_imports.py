@@ -150,7 +150,7 @@ def test_no_import_cycle() -> None:
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("module", ["harness.checker", "harness.history"])
+@pytest.mark.parametrize("module", ["harness.checker", "harness.history", "harness.coverage"])
 def test_the_checker_imports_without_the_runner(module: str) -> None:
     code = (f"import sys, {module}\n"
             "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
