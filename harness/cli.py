@@ -1,8 +1,11 @@
 """The ``harness`` command: run, check, replay, shrink, stores, clean.
 
 Exit codes (docs/design.md): 0 ran and no violation; 1 violations found; 2 bad input or setup,
-with a one-line reason on stderr and no traceback; 130 interrupted by Ctrl-C (SIGINT)
-before a verdict existed (while the plan was built, say), so nothing is judged.
+with a one-line reason on stderr and no traceback; 3 the run proves nothing (incomplete: a
+worker crashed or could not open its store, fewer ops than ``min_ops``, a fault failed;
+interrupted by a stop signal; or the verdict is unknown: the check did not finish);
+130 interrupted by Ctrl-C (SIGINT) before a verdict existed (while the plan was built,
+say), so nothing is judged.
 
 Output: the verdict is the exit code, and the reports on disk are complete before anything
 is printed. A reader that closes the pipe early (``harness run ... | head -1``) does not
@@ -34,6 +37,8 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 #: The exit code of a run interrupted by Ctrl-C before it had a verdict (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+#: The exit code of a verdict that proves nothing (harness.result.EXIT_CODES).
+EXIT_UNKNOWN = 3
 
 
 def _say(msg: str) -> None:
@@ -188,9 +193,11 @@ def cli() -> None:
 
     \b
     Exit codes: 0 no violation, 1 violations found, 2 bad input or setup (one line on
-    stderr), 130 interrupted by Ctrl-C before a verdict. A reader closing the pipe early
-    (| head) leaves the exit code as it was; stdout that cannot be written (/dev/full)
-    is exit 2."""
+    stderr), 3 the run proves nothing (incomplete: a worker crashed or could not open,
+    fewer ops than min_ops, a fault failed; interrupted by SIGINT, SIGTERM or SIGHUP; or
+    unknown: the check did not finish), 130 interrupted by Ctrl-C before a verdict.
+    A reader closing the pipe early (| head) leaves the exit code as it was; stdout
+    that cannot be written (/dev/full) is exit 2."""
 
 
 @cli.command()
@@ -226,7 +233,11 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
         reports: Path, quiet: bool, controlled: bool, strategy: str | None,
         schedules: int | None, allow_destructive_faults: bool = False) -> None:
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
-    the history. Writes reports/<run-id>/ and prints the command that reproduces it."""
+    the history. Writes reports/<run-id>/ and prints the command that reproduces it.
+
+    \b
+    Exit: 0 pass, 1 violations found (even in a run cut short), 2 bad input or setup,
+    3 incomplete, interrupted or unknown (the run proves nothing)."""
     from harness.report import print_run
     from harness.runner.coordinator import run as run_scenario
     from harness.scenario import load_scenario
@@ -321,7 +332,8 @@ class _progress:
               default=30.0, show_default=True,
               help="Seconds for the exact search; past it the verdict is unknown.")
 def check_cmd(path: str, exact: bool, budget: float) -> None:
-    """Re-run the checker over a stored history (a newer checker on an old run)."""
+    """Re-run the checker over a stored history (a newer checker on an old run). Exit 0
+    no violation, 1 violations, 2 not a history, 3 unknown (the check did not finish)."""
     from harness.checker import check
     from harness.checker.safe import check_safe
     from harness.coverage import interleavings
@@ -348,7 +360,7 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
         for line in coverage_lines(coverage):
             con.print(line)
 
-    _finish(show, 0 if result.valid is True else 1)
+    _finish(show, 0 if result.valid is True else 1 if result.valid is False else EXIT_UNKNOWN)
 
 
 def _run_kinds(path: Path) -> list[str] | None:

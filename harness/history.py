@@ -135,11 +135,12 @@ class Event:
 TYPES = frozenset({"invoke"}) | COMPLETIONS
 #: The operations a worker logs (the store capabilities; a unit test keeps them equal).
 OP_FS = frozenset({"append", "read", "snapshot", "rollback", "list_snapshots"})
-#: Every ``f`` a worker (or the final reader) logs: the ops, and a store that could not be
-#: opened or closed. Fault events (``process = "nemesis"``) may carry any ``f``: their
-#: names are the fault kinds, which the nemesis owns. A new kind of worker event must be
-#: added here, or ``harness check`` refuses the histories that hold it.
-EVENT_FS = OP_FS | {"open", "close"}
+#: Every ``f`` a worker (or the final reader) logs: the ops, its store's opening (or
+#: failure to open), a failed close, and a crash (what ended the worker). Fault events
+#: (``process = "nemesis"``) may carry any ``f``: their names are the fault kinds, which
+#: the nemesis owns. A new kind of worker event must be added here, or ``harness check``
+#: refuses the histories that hold it.
+EVENT_FS = OP_FS | {"open", "close", "crash"}
 
 
 def _is_int(v: Any) -> bool:

@@ -18,6 +18,7 @@ Example::
     duration = 60        # seconds; workers still running then are stopped
     open_timeout = 60    # seconds a worker may take to open the store; the duration
                          # counts from when every worker has opened it
+    min_ops = 1          # per worker slot: fewer completed ops make the run incomplete
 
     [weights]
     append = 6
@@ -93,6 +94,7 @@ class Scenario:
     session_lifetime: int = 250
     duration: float = 60.0
     open_timeout: float = 60.0  # seconds each worker may take to open its store
+    min_ops: int = 1  # per worker slot: fewer completed ops make the run incomplete
     start_method: str = "fork"
     weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     payload: PayloadSpec = field(default_factory=PayloadSpec)
@@ -264,7 +266,7 @@ def _integer(v: Any) -> bool:
 
 def _validate_types(sc: Scenario, src: str) -> None:
     """Every field of the type it must have (TOML gives any type to any key)."""
-    for name in ("workers", "sessions", "session_lifetime"):
+    for name in ("workers", "sessions", "session_lifetime", "min_ops"):
         v = getattr(sc, name)
         _need(_integer(v), src, f"{name} must be an integer, got {v!r}")
     _need(sc.ops is None or _integer(sc.ops), src,
@@ -278,6 +280,7 @@ def _validate_types(sc: Scenario, src: str) -> None:
     _need(bool(sc.store), src, "store must be a non-empty string")
     _need(_number(sc.duration) and math.isfinite(sc.duration) and sc.duration > 0, src,
           f"duration must be a positive number of seconds, got {sc.duration!r}")
+    _need(sc.min_ops >= 0, src, f"min_ops must be >= 0, got {sc.min_ops}")
     _need(_number(sc.open_timeout) and math.isfinite(sc.open_timeout)
           and sc.open_timeout > 0, src,
           f"open_timeout must be a positive number of seconds, got {sc.open_timeout!r}")

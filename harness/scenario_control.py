@@ -75,6 +75,9 @@ def _ints(raw: dict[str, Any], key: str, src: str) -> tuple[int, ...]:
     return tuple(v)
 
 
+_OPS = frozenset({"append", "read", "snapshot", "rollback", "list_snapshots"})
+
+
 def _streams(v: Any, src: str) -> tuple[tuple[dict[str, Any], ...], ...]:
     bad = f"{src}: control.streams must be an array (one per worker) of arrays of op tables"
     if not isinstance(v, list | tuple) or not v:
@@ -88,6 +91,9 @@ def _streams(v: Any, src: str) -> tuple[tuple[dict[str, Any], ...], ...]:
             if unknown or not isinstance(o.get("f"), str) or not isinstance(o.get("session"), str):
                 raise ScenarioError(f"{src}: control.streams: bad op {o!r} (keys: f, session, "
                                     "role, content, choice)")
+            if o["f"] not in _OPS:
+                raise ScenarioError(f"{src}: control.streams: unknown op {o['f']!r} "
+                                    f"(known: {', '.join(sorted(_OPS))})")
             if o["f"] == "append" and not (isinstance(o.get("role"), str)
                                            and isinstance(o.get("content"), str)):
                 raise ScenarioError(f"{src}: control.streams: append needs role and content")

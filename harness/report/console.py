@@ -74,11 +74,43 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
               f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
     if res.interrupted:
         con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
-    for line in _chaos_lines(st) + coverage_lines(st.get("coverage")):
+    for line in _chaos_lines(st) + _worker_lines(res) + coverage_lines(st.get("coverage")):
         con.print(line)
     print_check(res.result, con)
+    if res.verdict in ("interrupted", "incomplete") and res.result.valid is True:
+        con.print(_RUN_VERDICTS[res.verdict])
     con.print(f"\nreport: {res.run_dir / 'report.json'}")
     con.print(f"reproduce: {res.reproduce}", markup=False)
+
+
+_RUN_VERDICTS = {
+    "interrupted": "[bold yellow]INTERRUPTED[/]: no violation in what ran, but a stop signal "
+                   "cut the run short: it proves nothing (exit 3)",
+    "incomplete": "[bold yellow]INCOMPLETE[/]: no violation in what ran, but the run fell "
+                  "short (above): it proves nothing (exit 3)",
+}
+
+
+def _worker_lines(res: RunResult) -> list[str]:
+    """How the workers ended, one line, then each problem that makes the run incomplete."""
+    whys: dict[str, int] = {}
+    for w in res.workers:
+        whys[w["why"]] = whys.get(w["why"], 0) + 1
+    opens = [w["open_s"] for w in res.workers if w.get("open_s") is not None]
+    out = []
+    if res.workers:
+        ended = ", ".join(f"{n} {why}" for why, n in sorted(whys.items()))
+        slow = f"; slowest open {max(opens):.1f}s" if opens else ""
+        out.append(f"workers: {len(res.workers)} processes: {ended}{slow}")
+    op = res.stats.get("opening", {})
+    if op.get("faults_on_opening"):
+        out.append(f"opening: {op['faults_on_opening']} faults landed on a worker still "
+                   f"opening; slots spent {op.get('run_share', 0):.0%} of the run opening")
+    out += [f"[bold yellow]incomplete[/]: {escape(p)}" for p in res.problems[:10]]
+    if len(res.problems) > 10:
+        out.append(f"[bold yellow]incomplete[/]: … and {len(res.problems) - 10} more "
+                   "(report.json: problems)")
+    return out
 
 
 def _ops(st: dict[str, Any]) -> str:

@@ -18,8 +18,9 @@ __all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
 MAX_VIOLATIONS = 200
 #: Parts of a run's stats that get a section of their own: where the faults landed
 #: (harness.runner.nemesis.fault_summary), what every process used (harness.runner.supervise)
-#: and which op kinds overlapped on a session (harness.coverage).
-SECTIONS = ("faults", "resources", "coverage")
+#: which op kinds overlapped on a session (harness.coverage) and how long the slots spent
+#: opening their stores (harness.runner.opening).
+SECTIONS = ("faults", "resources", "coverage", "opening")
 
 
 def check_dict(result: CheckResult) -> dict[str, Any]:
@@ -55,13 +56,16 @@ def run_dict(res: RunResult) -> dict[str, Any]:
         "scenario_file": sc.source,
         "store": res.store.spec,
         "seed": res.seed,
-        "workers": sc.workers,
+        "worker_slots": sc.workers,
         "ops_per_worker": sc.ops,
         "sessions": sc.sessions,
         "target": res.target_note,
         "interrupted": res.interrupted,
         "reproduce": res.reproduce,
+        "verdict": res.verdict,
         "exit_code": res.exit_code,
+        "problems": list(res.problems),
+        "workers": list(res.workers),
         "stats": {k: v for k, v in res.stats.items() if k not in SECTIONS},
         "check": check_dict(res.result),
         **{k: res.stats[k] for k in SECTIONS if k in res.stats},

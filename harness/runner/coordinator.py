@@ -20,6 +20,7 @@ import multiprocess
 
 from harness.backends import Target, make_target
 from harness.checker import check
+from harness.checker.result import CheckResult
 from harness.checker.safe import check_safe
 from harness.coverage import interleavings
 from harness.errors import InputError, TargetError
@@ -28,12 +29,21 @@ from harness.history_files import compress_logs, log_files
 from harness.plan import Op, Plan, make_plan
 from harness.redact import ENV_VAR, url_secrets
 from harness.result import RunResult
+from harness.runner.account import account, fault_problems
 from harness.runner.control import Controller, controller_for
 from harness.runner.history_writer import HistoryWriter
 from harness.runner.launch import Handle, Launcher, LocalLauncher, stop_all
 from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
 from harness.runner.opening import opening_summary
-from harness.runner.stop import Interrupted, check_stop, stop_signals_as_interrupt
+from harness.runner.stop import (
+    CutShort,
+    Interrupted,
+    check_stop,
+    cuttable,
+    late_signals,
+    stop_signals_as_interrupt,
+    winding_down,
+)
 from harness.runner.supervise import Supervisor
 from harness.runner.worker import WorkerSpec
 from harness.scenario import UNLIMITED, Scenario
@@ -125,33 +135,50 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
     interrupted = False
     started = time.monotonic()
     clock = _Clock()
-    with Supervisor() as supervisor, stop_signals_as_interrupt(), target, \
-            _controller(scenario, plan, run_dir) as ctl:
-        say("target", {"note": target.note or target.url})
-        try:
-            reached = _run_workers(setup, ctl, clock, say, allow_destructive_faults)
-            check_stop()
-            say("final", {})
-            _final_read(setup, reached, clock)
-        except (KeyboardInterrupt, Interrupted):
-            interrupted = True
-    events = merge(iter_log(p) for p in log_files(run_dir / "history"))
-    _refuse_unopenable(events, scenario)
-    compress_logs(run_dir / "history")  # every writer has ended: the logs are the one copy
-    say("check", {"events": len(events)})
-    result = check_safe(check, events)
-    control = {"control": ctl.trace.summary()} if ctl is not None else {}
-    res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
-                    reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
-                    target.note or target.url,
-                    _stats(events, time.monotonic() - started) | control
-                    | _chaos_stats(events, plan, supervisor)
-                    | {"opening": _opening(events, scenario, plan, clock)}
-                    | {"coverage": interleavings(events, info.capabilities).to_dict()})
-    from harness.report import write_reports
+    with stop_signals_as_interrupt():
+        with Supervisor() as supervisor, target, _controller(scenario, plan, run_dir) as ctl:
+            say("target", {"note": target.note or target.url})
+            try:
+                reached = _run_workers(setup, ctl, clock, say, allow_destructive_faults)
+                check_stop()
+                say("final", {})
+                _final_read(setup, reached, clock)
+            except (KeyboardInterrupt, Interrupted):
+                interrupted = True
+            winding_down()  # the workers have stopped: from here a signal raises nothing
+        events = merge(iter_log(p) for p in log_files(run_dir / "history"))
+        _refuse_unopenable(events, scenario)
+        compress_logs(run_dir / "history")  # every writer has ended: the logs are the one copy
+        say("check", {"events": len(events)})
+        result = _check(events)
+        deadline_ns = clock.go_ns + int(scenario.duration * 1e9) if clock.go_ns else None
+        workers, short = account([h for h in setup.launcher.started if h.slot >= 0], events,
+                                 [plan.length(w) for w in range(plan.workers)],
+                                 scenario.min_ops, interrupted, deadline_ns)
+        late = late_signals()
+        control = {"control": ctl.trace.summary()} if ctl is not None else {}
+        res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
+                        reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
+                        target.note or target.url,
+                        _stats(events, time.monotonic() - started) | control
+                        | _chaos_stats(events, plan, supervisor)
+                        | {"opening": _opening(events, scenario, plan, clock)}
+                        | {"coverage": interleavings(events, info.capabilities).to_dict()}
+                        | ({"late_signals": late} if late else {}),
+                        tuple(workers), tuple(short + fault_problems(events)))
+        from harness.report import write_reports
 
-    write_reports(res)
+        write_reports(res)
     return res
+
+
+def _check(events: list[Event]) -> CheckResult:
+    """The checker's result; unknown if it raised or a second stop signal cut it short."""
+    try:
+        with cuttable():
+            return check_safe(check, events)
+    except CutShort as cut:
+        return CheckResult(None, error=f"the check was cut short by a second {cut.args[0]}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,13 +160,17 @@ class LocalHandle:
     """A worker process on this machine (a ``multiprocess.Process``) and the coordinator's
     end of its ready pipe."""
 
-    __slots__ = ("_log_path", "_opened", "process", "ready")
+    __slots__ = ("_log_path", "_opened", "killed", "number", "process", "ready", "slot")
 
-    def __init__(self, process: Any, log_path: str, ready: Any = None) -> None:
+    def __init__(self, process: Any, log_path: str, ready: Any = None, slot: int = 0,
+                 number: int | str = 0) -> None:
         self.process = process
         self._log_path = log_path
         self.ready = ready  # the pipe its "opened" comes on; None once read or broken
         self._opened: float | None = None
+        self.slot = slot  # the worker slot it runs (-1: the final read)
+        self.number = number  # its process number in the history
+        self.killed = False  # the harness killed it (a fault, the deadline, a stop)
 
     @property
     def opened(self) -> float | None:
@@ -206,6 +210,8 @@ class LocalHandle:
                 os.kill(self.process.pid, sig)
 
     def kill(self) -> None:
+        if self.process.exitcode is None:
+            self.killed = True
         self.signal(SIGKILL)
 
     def wait(self, timeout: float | None = None) -> int | None:
@@ -223,6 +229,7 @@ class LocalLauncher:
         self.ctx = ctx
         self._go = ctx.Event()
         self._deadline = ctx.Value("q", 0, lock=False)
+        self.started: list[LocalHandle] = []  # every process started, for the run's account
 
     def log_path(self, process: int | str) -> str:
         return str(self.history / f"{process}.jsonl")
@@ -240,7 +247,9 @@ class LocalLauncher:
             raise
         finally:
             writer.close()  # the worker holds its own: its end closes when it does
-        return LocalHandle(p, spec.log_path, reader)
+        handle = LocalHandle(p, spec.log_path, reader, spec.slot, spec.process)
+        self.started.append(handle)
+        return handle
 
     def wait_any(self, handles: Sequence[Handle], timeout: float) -> list[Handle]:
         by_sentinel = {h.sentinel: h for h in handles}

@@ -271,7 +271,9 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
     ``{"seconds": s}``); then, with a ``gate`` (:class:`harness.runner.launch.Gate`), says
     it is ready and waits for the run's clock to start, whose deadline it then keeps
     (when ``spec.deadline_ns`` is 0; else its own). A store that cannot open is an ``info``
-    ``open`` event with the store's own message, and exit 3."""
+    ``open`` event with the store's own message, and exit 3; one that raises what no op
+    classifies (an exception the worker cannot go on from, such as KeyboardInterrupt) is an
+    ``info`` ``crash`` event with its message before the process ends."""
     set_pdeathsig()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the coordinator owns Ctrl-C
     for sig in (signal.SIGTERM, signal.SIGHUP):  # not the coordinator's handlers, forked in
@@ -288,7 +290,8 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
         t0 = time.monotonic()
         try:
             store = open_store(spec.store, spec.url, spec.namespace)
-        except Exception as exc:  # the store cannot even open: say so in the history
+        except BaseException as exc:  # the store cannot even open (sys.exit() in its
+            # constructor included): say so in the history, with the store's own message
             log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
             raise SystemExit(3) from None
         opened = time.monotonic() - t0
@@ -302,6 +305,10 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
                 ops = spec.board.track(ops, spec.slot, spec.start)
             execute(store, ops, log, deadline_ns or None, coalesce=ctl is None,
                     unavailable=spec.store.unavailable)
+        except BaseException as exc:  # the store ended the worker (KeyboardInterrupt, say):
+            # say so, so the run's account names it; the op in flight stays unknown
+            log.log("info", "crash", None, None, f"{type(exc).__name__}: {exc}"[:500])
+            raise
         finally:
             try:
                 store.close()
