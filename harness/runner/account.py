@@ -70,9 +70,10 @@ class _Log:
                 self.crash[e.process] = e.error or ""
 
 
-def _why(h: Ended, log: _Log, deadline_ns: int | None, finished: bool) -> tuple[str, str | None]:
+def _why(h: Ended, log: _Log, ran_to_end: bool) -> tuple[str, str | None]:
     """(why the process ended, its error line): open failed, killed by fault, stopped (by
-    the harness: the deadline, a stop signal), crashed, done (its ops or its deadline)."""
+    the harness: the deadline, a stop signal), crashed, done (its ops or its deadline: the
+    worker marked it on the board as it returned)."""
     p = h.number
     if p in log.open_failed:
         return "open failed", log.open_failed[p]
@@ -87,20 +88,20 @@ def _why(h: Ended, log: _Log, deadline_ns: int | None, finished: bool) -> tuple[
         return "crashed", f"ended by {_exit(code)['signal']}, not sent by the harness"
     if code != 0:
         return "crashed", f"ended with exit code {code}"
-    if finished or (deadline_ns is not None and log.last.get(p, 0) >= deadline_ns):
+    if ran_to_end:
         return "done", None
-    return "crashed", "ended without saying why (exit code 0), before its ops or its deadline"
+    return "crashed", "ended without saying why (exit code 0)"
 
 
 def account(handles: Sequence[Ended], events: Sequence[Event], planned: Sequence[int | None],
             min_ops: int, interrupted: bool,
-            deadline_ns: int | None) -> tuple[list[dict[str, Any]], list[str]]:
+            finished: Sequence[int]) -> tuple[list[dict[str, Any]], list[str]]:
     """(one record per worker process, the problems that make the run incomplete).
 
-    ``planned`` is each slot's op count (None: unlimited); a slot is finished when its
-    processes completed that many; a process that ended by itself before that and before
-    ``deadline_ns`` (the workers' deadline, monotonic ns) crashed. Unless the run was
-    interrupted, each slot must complete ``min(min_ops, planned)`` ops."""
+    ``planned`` is each slot's op count (None: unlimited); ``finished[slot]`` the process
+    number + 1 of the slot's process that ran to its end (0: none); a process that ended by
+    itself otherwise crashed, whatever its exit code. Unless the run was interrupted, each
+    slot must complete ``min(min_ops, planned)`` ops."""
     log = _Log(events)
     per_slot: Counter[int] = Counter()
     for h in handles:
@@ -108,9 +109,9 @@ def account(handles: Sequence[Ended], events: Sequence[Event], planned: Sequence
     records: list[dict[str, Any]] = []
     problems: list[str] = []
     for h in handles:
-        want = planned[h.slot] if 0 <= h.slot < len(planned) else None
-        finished = want is not None and per_slot[h.slot] >= want
-        why, error = _why(h, log, deadline_ns, finished)
+        ran_to_end = (0 <= h.slot < len(finished) and isinstance(h.number, int)
+                      and finished[h.slot] == h.number + 1)
+        why, error = _why(h, log, ran_to_end)
         open_s = log.open_s.get(h.number)
         records.append({"slot": h.slot, "process": h.number, "pid": h.pid, **_exit(h.exitcode),
                         "ops": log.done.get(h.number, 0), "why": why,
@@ -128,8 +129,16 @@ def account(handles: Sequence[Ended], events: Sequence[Event], planned: Sequence
     return records, problems
 
 
+#: Faults whose failure leaves the run's target broken, so that what ran after it proves
+#: nothing. A disconnect that could not kill a client (its own link refused) left the
+#: target as it was: the run is still sound, and the fault's record says so.
+_BREAKING = frozenset({"restart"})
+
+
 def fault_problems(events: Sequence[Event]) -> list[str]:
-    """A fault that failed to apply (a restart whose server never came back included)."""
+    """A fault that failed and left the target broken (a restart whose server never came
+    back)."""
     return [f"fault {e.value.get('id')} ({e.f}) failed: {e.value['error']}"
             for e in events
-            if e.process == "nemesis" and isinstance(e.value, dict) and e.value.get("error")]
+            if e.process == "nemesis" and e.f in _BREAKING and isinstance(e.value, dict)
+            and e.value.get("error")]

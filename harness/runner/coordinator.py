@@ -151,10 +151,9 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
         compress_logs(run_dir / "history")  # every writer has ended: the logs are the one copy
         say("check", {"events": len(events)})
         result = _check(events)
-        deadline_ns = clock.go_ns + int(scenario.duration * 1e9) if clock.go_ns else None
         workers, short = account([h for h in setup.launcher.started if h.slot >= 0], events,
                                  [plan.length(w) for w in range(plan.workers)],
-                                 scenario.min_ops, interrupted, deadline_ns)
+                                 scenario.min_ops, interrupted, clock.finished)
         late = late_signals()
         control = {"control": ctl.trace.summary()} if ctl is not None else {}
         res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
@@ -210,6 +209,7 @@ class _Clock:
 
     go_ns: int | None = None
     end_ns: int | None = None
+    finished: Any = ()  # the board's finished[slot] (harness.runner.nemesis.Board)
     failed: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -297,6 +297,7 @@ def _run_workers(setup: _Setup, ctl: Controller | None, clock: _Clock, say: Prog
         clock.go_ns = time.monotonic_ns()
         launcher.go(clock.go_ns + int(sc.duration * 1e9))
     board = Board(launcher.ctx, plan.workers)
+    clock.finished = board.finished  # which process of each slot ran to its end
     control = ctl.attach if ctl is not None else None
     specs = [setup.spec(w, w, (), 0, board=board, control=control, plan=plan)
              for w in range(plan.workers)]

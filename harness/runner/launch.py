@@ -160,7 +160,8 @@ class LocalHandle:
     """A worker process on this machine (a ``multiprocess.Process``) and the coordinator's
     end of its ready pipe."""
 
-    __slots__ = ("_log_path", "_opened", "killed", "number", "process", "ready", "slot")
+    __slots__ = ("_code", "_log_path", "_opened", "_pid", "killed", "number", "process", "ready",
+                 "slot")
 
     def __init__(self, process: Any, log_path: str, ready: Any = None, slot: int = 0,
                  number: int | str = 0) -> None:
@@ -171,6 +172,8 @@ class LocalHandle:
         self.slot = slot  # the worker slot it runs (-1: the final read)
         self.number = number  # its process number in the history
         self.killed = False  # the harness killed it (a fault, the deadline, a stop)
+        self._pid = int(process.pid) if process.pid is not None else 0
+        self._code: int | None = None  # its exit code once reaped (its process is released)
 
     @property
     def opened(self) -> float | None:
@@ -185,7 +188,7 @@ class LocalHandle:
 
     @property
     def pid(self) -> int:
-        return int(self.process.pid)
+        return self._pid or int(self.process.pid)
 
     @property
     def log_path(self) -> str:
@@ -197,26 +200,36 @@ class LocalHandle:
 
     @property
     def exitcode(self) -> int | None:
+        if self._code is not None:
+            return self._code
         code: int | None = self.process.exitcode
         return code
 
     @property
     def alive(self) -> bool:
-        return bool(self.process.is_alive())
+        return self._code is None and bool(self.process.is_alive())
 
     def signal(self, sig: int) -> None:
-        if self.process.exitcode is None:  # not reaped yet, so the pid is still its own
+        if self._code is None and self.process.exitcode is None:  # not reaped: its own pid
             with suppress(ProcessLookupError):
                 os.kill(self.process.pid, sig)
 
     def kill(self) -> None:
-        if self.process.exitcode is None:
+        if self._code is None and self.process.exitcode is None:
             self.killed = True
         self.signal(SIGKILL)
 
     def wait(self, timeout: float | None = None) -> int | None:
+        if self._code is not None:
+            return self._code
         self.process.join(timeout)
-        return self.exitcode
+        code = self.exitcode
+        if code is not None:  # reaped: keep what the run's account needs, free its pipe
+            self._pid = self.pid
+            self._code = code
+            with suppress(ValueError):
+                self.process.close()
+        return code
 
 
 class LocalLauncher:
@@ -252,6 +265,9 @@ class LocalLauncher:
         return handle
 
     def wait_any(self, handles: Sequence[Handle], timeout: float) -> list[Handle]:
+        reaped = [h for h in handles if h.exitcode is not None]  # a fault's kill reaped it
+        if reaped:
+            return reaped
         by_sentinel = {h.sentinel: h for h in handles}
         return [by_sentinel[s] for s in wait(list(by_sentinel), timeout=timeout)]
 

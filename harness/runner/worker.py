@@ -314,5 +314,7 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
                 store.close()
             except Exception as exc:
                 log.log("info", "close", None, None, f"{type(exc).__name__}: {exc}"[:500])
+    if spec.board is not None and isinstance(spec.process, int) and spec.slot >= 0:
+        spec.board.finished[spec.slot] = spec.process + 1  # ran to its end (the run's account)
     if ctl is not None:
         ctl.done()

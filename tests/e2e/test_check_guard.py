@@ -30,21 +30,21 @@ def test_a_run_whose_checker_raises_reports_unknown_with_the_error(
     res = run(sc, reports=tmp_path)
     assert res.result.valid is None
     assert res.result.error == "RuntimeError: a bug in the checker"
-    assert res.exit_code == 1  # unknown is never a pass
+    assert (res.verdict, res.exit_code) == ("unknown", 3)  # unknown is never a pass
     report = orjson.loads((res.run_dir / "report.json").read_bytes())
     assert report["check"]["valid"] == "unknown"
     assert report["check"]["error"] == "RuntimeError: a bug in the checker"
     assert "_raise" in report["check"]["stats"]["traceback"]
-    assert report["exit_code"] == 1 and report["stats"]["ops"] > 0
+    assert report["exit_code"] == 3 and report["stats"]["ops"] > 0
 
 
-def test_harness_check_whose_checker_raises_says_unknown_and_exits_1(
+def test_harness_check_whose_checker_raises_says_unknown_and_exits_3(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(seed=4, ops=30)
     run_dir = run(sc, reports=tmp_path).run_dir
     monkeypatch.setattr(harness.checker, "check", _raise)
     out = CliRunner().invoke(cli, ["check", str(run_dir)])
-    assert out.exit_code == 1, out.output
+    assert out.exit_code == 3, out.output
     assert "UNKNOWN: the checker raised RuntimeError: a bug in the checker" in out.output
     recheck = orjson.loads((run_dir / "recheck.json").read_bytes())
     assert recheck["valid"] == "unknown" and recheck["error"].startswith("RuntimeError")

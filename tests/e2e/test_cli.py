@@ -103,11 +103,12 @@ def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> Non
         time.sleep(0.05)  # awaiting the workers' first events: a file has no event to wait on
     os.kill(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, out + err
+    assert proc.returncode == 3, out + err  # interrupted: never a pass
     assert "interrupted" in out
     (run_dir,) = tmp_path.iterdir()
     report = __import__("json").loads((run_dir / "report.json").read_text())
     assert report["interrupted"] is True and report["stats"]["ops"] > 20
+    assert report["verdict"] == "interrupted" and report["exit_code"] == 3
 
 
 def test_a_stop_signal_whose_exception_was_swallowed_still_stops_the_run() -> None:
@@ -156,7 +157,7 @@ def test_a_stop_signal_during_a_fork_waits_until_the_worker_is_listed() -> None:
                           Value=real.Value)
     launcher = LocalLauncher(Path("unused"), ctx)
     with stop_signals_as_interrupt():
-        spec = SimpleNamespace(process=0, log_path="0.jsonl")
+        spec = SimpleNamespace(process=0, log_path="0.jsonl", slot=0)
         handles = [launcher.start(spec)]  # type: ignore[arg-type]  # raises nothing
         assert handles[0].process is started
         with pytest.raises(Interrupted, match="SIGINT"):

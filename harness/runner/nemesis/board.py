@@ -15,11 +15,14 @@ __all__ = ["Board"]
 
 class Board:
     """Shared memory between the coordinator and its workers: ``progress[slot]``, the op
-    index each slot's process is about to run, and ``disk_full``, non-zero while a
-    disk-full fault is on. Picklable while processes are being started."""
+    index each slot's process is about to run; ``finished[slot]``, the process number + 1
+    of the slot's process that ran to its end (its ops or its deadline: a process that
+    ended any other way never sets it); and ``disk_full``, non-zero while a disk-full fault
+    is on. Picklable while processes are being started."""
 
     def __init__(self, ctx: Any, slots: int) -> None:
         self.progress = ctx.Array("q", [-1] * slots, lock=False)
+        self.finished = ctx.Array("q", [0] * slots, lock=False)
         self.disk_full = ctx.Value("q", 0, lock=False)
         self.switches: list[DiskFull] | None = None  # per process, made by prepare()
 
