@@ -172,7 +172,8 @@ class LocalHandle:
         self.slot = slot  # the worker slot it runs (-1: the final read)
         self.number = number  # its process number in the history
         self.killed = False  # the harness killed it (a fault, the deadline, a stop)
-        self._pid = int(process.pid) if process.pid is not None else 0
+        pid = getattr(process, "pid", None)  # None: not started (a stand-in in tests)
+        self._pid = int(pid) if pid is not None else 0
         self._code: int | None = None  # its exit code once reaped (its process is released)
 
     @property

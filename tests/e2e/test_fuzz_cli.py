@@ -30,7 +30,7 @@ from harness.cli import cli
 from harness.errors import HarnessError
 
 REPO = Path(__file__).resolve().parents[2]
-CODES = {0, 1, 2, 130}
+CODES = {0, 1, 2, 3, 130}
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
                 suppress_health_check=list(HealthCheck))
 
