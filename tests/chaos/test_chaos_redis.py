@@ -54,7 +54,10 @@ def test_reference_store_is_clean_under_every_fault(chaos: Callable[..., RunResu
     assert resources["leaks"] == [], resources["leaks"]
     assert resources["leftover"] == []  # the killed servers and workers included
     servers = [p for p in resources["processes"] if p["role"] == "redis-server"]
-    assert len(servers) >= 2  # one pid per restart
+    # one pid per restart: the restart events name them; the 0.2 s sampler may miss a
+    # server that lived between two samples, so it is not the count to rely on
+    pids = {pid for r in restarts for pid in r["pids"]} | {p["pid"] for p in servers}
+    assert len(pids) >= 2, (restarts, servers)
     assert res.exit_code == 0
 
 
