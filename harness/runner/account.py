@@ -44,12 +44,11 @@ def _exit(code: int | None) -> dict[str, Any]:
 
 
 class _Log:
-    """What a run's history says of each worker process: ops completed, the last event's
-    time, its time to open, an open failure and a crash (with their error lines)."""
+    """What a run's history says of each worker process: ops completed, its time to open,
+    an open failure and a crash (with their error lines), and the pids faults killed."""
 
     def __init__(self, events: Sequence[Event]) -> None:
         self.done: Counter[int | str] = Counter()
-        self.last: dict[int | str, int] = {}
         self.open_s: dict[int | str, float] = {}
         self.open_failed: dict[int | str, str] = {}
         self.crash: dict[int | str, str] = {}
@@ -59,7 +58,6 @@ class _Log:
                 if e.f == "kill" and isinstance(e.value, dict) and "pid" in e.value:
                     self.fault_pids.add(e.value["pid"])
                 continue
-            self.last[e.process] = e.time
             if e.f in OPS and e.type != "invoke":
                 self.done[e.process] += 1
             elif e.f == "open" and e.type == "ok" and isinstance(e.value, dict):

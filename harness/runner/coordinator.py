@@ -24,7 +24,7 @@ from harness.checker.result import CheckResult
 from harness.checker.safe import check_safe
 from harness.coverage import interleavings
 from harness.errors import InputError, TargetError
-from harness.history import Event, iter_log, merge
+from harness.history import OP_FS, Event, iter_log, merge
 from harness.history_files import compress_logs, log_files
 from harness.plan import Op, Plan, make_plan
 from harness.redact import ENV_VAR, url_secrets
@@ -249,8 +249,8 @@ def _chaos_stats(events: list[Event], plan: Plan, supervisor: Supervisor) -> dic
 
 def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
     by_type: dict[str, int] = {}
-    for e in events:
-        if e.type != "invoke" and e.process != "nemesis":  # faults are not completions
+    for e in events:  # ops' completions only: faults, opens and crashes are not ops
+        if e.type != "invoke" and e.f in OP_FS and e.process != "nemesis":
             by_type[e.type] = by_type.get(e.type, 0) + 1
     invokes = sum(1 for e in events if e.type == "invoke")
     # the final quiescent read is the harness's, not the workload's: counted apart
