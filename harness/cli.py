@@ -26,10 +26,10 @@ from typing import Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import limits
 from harness.errors import HarnessError
+from harness.scenario_control import STRATEGIES
 
 __all__ = ["main"]
 
@@ -201,7 +201,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("scenario", metavar="SCENARIO")
+@click.argument("scenario", metavar="[SCENARIO]", required=False)
 @click.option("--seed", type=click.IntRange(min=0, max=limits.MAX_SEED), help="Seed of the plan (default: the "
               "scenario's, else a random one, printed so the run can be reproduced).")
 @click.option("--workers", type=click.IntRange(min=1), help="Worker processes.")
@@ -224,7 +224,7 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
 @click.option("--controlled", is_flag=True, help="Controlled mode: one worker steps at a "
               "time, at every SQL statement or Redis command, in an order drawn from the seed.")
-@click.option("--strategy", type=click.Choice(["pct", "random", "rr"]),
+@click.option("--strategy", type=click.Choice(list(STRATEGIES)),
               help="Controlled mode's stepping strategy (default pct); implies --controlled.")
 @click.option("--schedules", type=click.IntRange(min=1), help="Controlled mode: try seeds "
               "N, N+1, ... until one finds a violation, at most this many; implies --controlled.")
@@ -235,6 +235,10 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
     the history. Writes reports/<run-id>/ and prints the command that reproduces it.
 
+    With no SCENARIO, --store SPEC runs the built-in battery for the store: phases that
+    each aim at one class of bug, in rounds until their coverage goals are met or their
+    share of --duration (default 120 s) is up; it stops at the first failing round.
+
     \b
     Exit: 0 pass, 1 violations found (even in a run cut short), 2 bad input or setup,
     3 incomplete, interrupted or unknown (the run proves nothing)."""
@@ -242,6 +246,16 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
     from harness.runner.coordinator import run as run_scenario
     from harness.scenario import load_scenario
 
+    if scenario is None:
+        scenario_only = {"--workers": workers, "--ops": ops, "--sessions": sessions,
+                         "--strategy": strategy, "--schedules": schedules}
+        given = [k for k, v in scenario_only.items() if v is not None] + (
+            ["--controlled"] if controlled else [])
+        if store is None:
+            _fail("give a SCENARIO file, or --store SPEC alone to run the built-in battery")
+        if given:
+            _fail(f"{', '.join(given)} apply to a SCENARIO run; the battery sets its own")
+        _battery(store, seed, duration, reports, redis_url, quiet, allow_destructive_faults)
     try:
         sc = load_scenario(scenario).with_overrides(
             seed=seed, workers=workers, ops=ops, sessions=sessions, duration=duration,
@@ -249,7 +263,10 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
         sc = _with_control(sc, controlled, strategy, schedules)
         if ops is None and duration is not None and not sc.control.get("enabled"):
             sc = sc.with_overrides(ops="unlimited")  # a run bounded by its duration
-        with _progress(quiet) as say:
+        from harness.report.live import LiveView
+
+        with LiveView(err_console, quiet) as view:
+            say = view.say
             if sc.control.get("enabled"):
                 res = _search(sc, reports, redis_url, say, allow_destructive_faults)
             else:
@@ -258,6 +275,25 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
     except HarnessError as err:
         _fail(str(err))
     _finish(lambda: print_run(res, _stdout()), res.exit_code)
+
+
+def _battery(store: str, seed: int | None, duration: float | None, reports: Path,
+             redis_url: str, quiet: bool, destructive: bool) -> NoReturn:
+    """``harness run --store SPEC``: the battery (:mod:`harness.battery`)."""
+    from harness.battery import BATTERY_S, run_battery
+    from harness.report.battery_console import print_battery
+
+    try:
+        from harness.report.live import LiveView
+
+        with LiveView(err_console, quiet) as view:
+            say = view.say
+            b = run_battery(store, duration=duration or BATTERY_S, seed=seed, reports=reports,
+                            redis_url=redis_url, progress=say,
+                            allow_destructive_faults=destructive)
+    except HarnessError as err:
+        _fail(str(err))
+    _finish(lambda: print_battery(b, _stdout()), b.exit_code)
 
 
 def _with_control(sc: Any, controlled: bool, strategy: str | None,
@@ -296,35 +332,6 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool 
                   progress=say, on_attempt=attempt, allow_destructive_faults=destructive)
 
 
-class _progress:
-    """A progress bar on stderr fed by the coordinator's progress events."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet or not err_console.is_terminal
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TimeElapsedColumn(), console=err_console, transient=True)
-        self.task: Any = None
-
-    def __enter__(self) -> Callable[[str, dict[str, Any]], None]:
-        if not self.quiet:
-            self.bar.start()
-        return self.say
-
-    def say(self, event: str, data: dict[str, Any]) -> None:
-        if event == "target":
-            err_console.print(f"target: {data['note']}")
-        elif event == "started" and not self.quiet:
-            self.task = self.bar.add_task(f"{data['workers']} workers", total=data["ops"])
-        elif event == "progress" and self.task is not None:
-            self.bar.update(self.task, completed=data["ops"])
-        elif event == "check" and not self.quiet:
-            self.bar.stop()
-            err_console.print(f"checking {data['events']} events…")
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
-
-
 @cli.command("check")
 @click.argument("path", metavar="RUN_DIR_OR_HISTORY")
 @click.option("--exact", is_flag=True, help="Also search for a linearization per session.")
@@ -336,18 +343,29 @@ def check_cmd(path: str, exact: bool, budget: float) -> None:
     no violation, 1 violations, 2 not a history, 3 unknown (the check did not finish)."""
     from harness.checker import check
     from harness.checker.safe import check_safe
-    from harness.coverage import interleavings
+    from harness.coverage import Sweep
     from harness.history import read_history
     from harness.report import check_dict, print_check, write_json
     from harness.report.coverage_lines import coverage_lines
+    from harness.runner.streaming import check_stored
 
+    p = Path(path)
+    sweep = Sweep()
     try:
-        events = read_history(path)
+        if not exact and (p / "history").is_dir() and not (p / "history.jsonl").is_file():
+            # a run directory: streamed as the run itself was checked, sessions retired
+            # behind their quiescent readers (memory: the live sessions)
+            result, n = check_stored(p / "history", [sweep])
+            if n == 0:
+                _fail(f"{p}: not a history: no events in it")
+        else:
+            events = read_history(path)
+            for e in events:
+                sweep.feed(e)
+            result = check_safe(check, events, exact=exact, budget_s=budget)
     except HarnessError as err:
         _fail(str(err))
-    result = check_safe(check, events, exact=exact, budget_s=budget)
-    p = Path(path)
-    coverage = interleavings(events, _run_kinds(p)).to_dict()
+    coverage = sweep.result(_run_kinds(p)).to_dict()
     if p.is_dir():
         try:
             write_json(p / "recheck.json", check_dict(result) | {"coverage": coverage})
@@ -373,6 +391,121 @@ def _run_kinds(path: Path) -> list[str] | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return kinds if isinstance(kinds, list) and all(isinstance(k, str) for k in kinds) else None
+
+
+class _Pair(click.ParamType):  # type: ignore[type-arg]  # generic in newer click only
+    """``PAIR=N`` (``append+read=10``), or ``default``."""
+
+    name = "PAIR=N"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, int]:
+        if value == "default":
+            return ("default", 0)
+        pair, eq, n = str(value).partition("=")
+        kinds = pair.split("+")
+        from harness.coverage import KINDS
+
+        if not eq or len(kinds) != 2 or not set(kinds) <= set(KINDS) or not n.isdigit():
+            self.fail(f"{value!r} is not PAIR=N (e.g. read+rollback=5) or 'default'",
+                      param, ctx)
+        from harness.coverage import pair_name
+
+        return (pair_name(kinds[0], kinds[1]), int(n))
+
+
+@cli.command("gate")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT_OR_RUN_DIR...",
+                type=click.Path(path_type=Path))
+@click.option("--max-violations", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Violations (of kinds not allowed) a run may have.")
+@click.option("--allow", "allow", multiple=True, metavar="KIND",
+              help="A violation kind that does not fail the gate (repeatable).")
+@click.option("--min-ops", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Worker ops a run must have completed.")
+@click.option("--require-faults", is_flag=True, help="A run with no fault applied fails.")
+@click.option("--min-coverage", "coverage", multiple=True, type=_Pair(),
+              help="PAIR=N: op kinds that must have overlapped at least N times on a "
+                   "session (e.g. read+rollback=5); 'default' for the usual set. Repeatable.")
+def gate_cmd(reports: tuple[Path, ...], max_violations: int, allow: tuple[str, ...],
+             min_ops: int, require_faults: bool, coverage: tuple[tuple[str, int], ...]) -> None:
+    """Judge run reports for a release: one line per run, then a summary. Exit 0 if every
+    run passes; 1 if one fails (violations, interrupted, unknown, incomplete, fewer ops,
+    no fault, too little coverage); 2 for bad input."""
+    from harness.checker import KINDS
+    from harness.report.gate import GateRules, judge, load_report
+
+    unknown = sorted(set(allow) - set(KINDS))
+    if unknown:
+        _fail(f"--allow {unknown[0]}: not a violation kind ({', '.join(KINDS)})")
+    rules = GateRules(max_violations, frozenset(allow), min_ops, require_faults,
+                      tuple(c for c in coverage if c[0] != "default"),
+                      any(c[0] == "default" for c in coverage))
+    try:
+        loaded = [(p, load_report(p)) for p in reports]
+    except HarnessError as err:
+        _fail(str(err))
+    lines, failed = [], 0
+    for path, report in loaded:
+        why = judge(report, rules)
+        failed += bool(why)
+        name = report.get("run_id") or path.name
+        lines.append(f"{'FAIL' if why else 'PASS'} {name}: "
+                     + ("; ".join(why) if why else _passed(report)))
+    lines.append(f"gate: {len(loaded) - failed} of {len(loaded)} runs passed")
+
+    def show() -> None:
+        out = _stdout()
+        for line in lines:
+            out.print(line, markup=False)
+
+    _finish(show, 1 if failed else 0)
+
+
+def _passed(report: dict[str, Any]) -> str:
+    """A passing run's line: its verdict, and the violations the rules allowed."""
+    counts = report.get("check", {}).get("counts") or (
+        report.get("first_violation") or {}).get("violations") or {}
+    allowed = ", ".join(f"{k} x{n}" for k, n in sorted(counts.items()) if n)
+    return f"verdict {report.get('verdict')}" + (f", allowed: {allowed}" if allowed else "")
+
+
+@cli.command("trend")
+@click.argument("reports_dir", metavar="REPORTS_DIR",
+                type=click.Path(file_okay=False, path_type=Path))
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the page (default REPORTS_DIR/trend.html).")
+def trend_cmd(reports_dir: Path, html_out: Path | None) -> None:
+    """Runs side by side across nights: a table of every run under REPORTS_DIR (date,
+    scenario, store, seed, duration, ops, ops/s, faults, violations, verdict) and
+    trend.html with plots over time. Reads report.json files only."""
+    from harness.report.trend import rows, trend_html
+
+    if not reports_dir.is_dir():
+        _fail(f"{reports_dir}: no such directory")
+    data = rows(reports_dir)
+    if not data:
+        _fail(f"{reports_dir}: no run with a report.json in it")
+    out = html_out or reports_dir / "trend.html"
+    try:
+        out.write_text(trend_html(data), encoding="utf-8")
+    except OSError as err:
+        _fail(f"cannot write {out}: {err.strerror or err}")
+    head = ("date", "scenario", "store", "seed", "s", "ops", "ops/s", "faults", "violations",
+            "verdict")
+    lines = [[str(r["date"])[:19], r["scenario"], r["store"], str(r["seed"]), str(r["seconds"]),
+              str(r["ops"]), str(r["ops_s"]), str(r["faults"]),
+              ", ".join(f"{k} x{n}" for k, n in r["violations"].items()) or "-", r["verdict"]]
+             for r in data]
+    widths = [max(len(x) for x in col) for col in zip(head, *lines, strict=True)]
+
+    def show() -> None:
+        out_ = _stdout()
+        for row in (head, *lines):
+            out_.print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip(),
+                       markup=False)
+        out_.print(f"{len(data)} runs; plots: {out}", markup=False)
+
+    _finish(show, 0)
 
 
 @cli.command("stores")

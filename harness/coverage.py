@@ -11,7 +11,7 @@ readers see during a rollback").
 An op is in flight from its invoke to its completion, as :func:`harness.history.pair_ops`
 pairs them. One never completed is in flight until its process's next event, the ``kill``
 fault that ended its process (the nemesis names the process it killed), or the end of the
-history. The final quiescent reads (``process = "final"``) are the harness's own, not
+history. The quiescent reads (:func:`harness.history.is_reader`) are the harness's own, not
 the workload's: they are not counted.
 
 Cost: one sweep in history order, per session a count of in-flight ops per kind; each
@@ -21,14 +21,14 @@ history and memory is the open ops plus one small row of counters per session.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from harness.history import Event, pair_ops
+from harness.history import Event, is_reader
 
-__all__ = ["KINDS", "TOP_SESSIONS", "Coverage", "interleavings", "pair_name", "sentence"]
+__all__ = ["KINDS", "TOP_SESSIONS", "Coverage", "Sweep", "interleavings", "pair_name", "sentence"]
 
 #: The op kinds, in the order pair names use (``append+read``, never ``read+append``).
 KINDS = ("append", "read", "snapshot", "rollback", "list_snapshots")
@@ -125,83 +125,82 @@ def _within(pair: str, kinds: tuple[str, ...]) -> bool:
 _SLOTS = tuple(tuple((j, _slot(k, j)) for j in range(_N)) for k in range(_N))
 
 
-class _Sweep:
-    """The state of one sweep: the open op of each process, and per session the kinds in
-    flight and the pair counters."""
+class Sweep:
+    """Interleaving coverage folded over a history one event at a time (:meth:`feed`, in
+    merged order), with the pairing of :func:`harness.history.pair_ops`: the next event of
+    a process after its invoke completes the op, a new invoke of a process ends its op
+    never completed, and a ``kill`` fault ends the op of the process it killed.
+
+    State: the open op of each process, and per session the kinds in flight and the pair
+    counters (a row of small integers per session)."""
 
     __slots__ = ("counts", "flight", "open", "ops")
 
     def __init__(self) -> None:
         self.flight: dict[str, list[int]] = {}
         self.counts: dict[str, list[int]] = {}
-        self.open: dict[object, tuple[int, list[int], int]] = {}  # process -> (index, flight, kind)
+        self.open: dict[object, tuple[list[int], int]] = {}  # process -> (flight, kind)
         self.ops = [0] * _N
 
-    def close(self, process: object, index: int | None = None) -> None:
-        """End ``process``'s op in flight (only if it is the op of invoke ``index``)."""
-        op = self.open.get(process)
-        if op is None or (index is not None and op[0] != index):
-            return
-        del self.open[process]
-        op[1][op[2]] -= 1
+    def close(self, process: object) -> None:
+        """End ``process``'s op in flight, if it has one."""
+        op = self.open.pop(process, None)
+        if op is not None:
+            op[0][op[1]] -= 1
 
-    def tap(self, events: Iterable[Event]) -> Iterator[Event]:
-        """Feed ``events`` to :func:`pair_ops`, acting on each only once pair_ops has
-        closed every op the event closes: pair_ops asks for the next event only after
-        yielding them, so an invoke never counts the op of its own process that it ends.
-        (One loop with locals: this runs once per event of the history.)"""
-        flight, counts, open_, ops, idx, slots = (self.flight, self.counts, self.open,
-                                                  self.ops, _IDX, _SLOTS)
-        for e in events:
-            yield e
-            if e.type != "invoke":
-                if e.f == "kill" and e.process == "nemesis" and isinstance(e.value, dict):
-                    # a killed process ends its op; an unhashable name (a foreign
-                    # history) names no op
-                    with suppress(TypeError):
-                        self.close(e.value.get("process"))
-                continue
-            k, s = idx.get(e.f), e.session
-            if k is None or s is None or e.process == "final":
-                continue
-            fl = flight.get(s)
-            if fl is None:
-                fl = flight[s] = [0] * _N
-                counts[s] = [0] * (_N * _N)
-            try:
-                open_[e.process] = (e.index, fl, k)
-            except TypeError:  # an unhashable process: pair_ops skips it too
-                continue
-            if any(fl):
-                cs = counts[s]
-                for j, slot in slots[k]:
-                    if fl[j]:
-                        cs[slot] += fl[j]
-            fl[k] += 1
-            ops[k] += 1
+    def feed(self, e: Event) -> None:
+        """The next event of the history. (Runs once per event: one function, locals.)"""
+        p = e.process
+        try:
+            op = self.open.pop(p, None)  # whatever p does next ends its op in flight
+        except TypeError:  # an unhashable process (a foreign history): pair_ops skips it
+            return
+        if op is not None:
+            op[0][op[1]] -= 1
+        if e.type != "invoke":
+            if e.f == "kill" and p == "nemesis" and isinstance(e.value, dict):
+                with suppress(TypeError):  # an unhashable name names no op
+                    self.close(e.value.get("process"))
+            return
+        k, s = _IDX.get(e.f), e.session
+        if k is None or s is None or is_reader(p):
+            return
+        fl = self.flight.get(s)
+        if fl is None:
+            fl = self.flight[s] = [0] * _N
+            self.counts[s] = [0] * (_N * _N)
+        self.open[p] = (fl, k)
+        if any(fl):
+            cs = self.counts[s]
+            for j, slot in _SLOTS[k]:
+                if fl[j]:
+                    cs[slot] += fl[j]
+        fl[k] += 1
+        self.ops[k] += 1
+
+    def result(self, kinds: Iterable[str] | None = None) -> Coverage:
+        """The coverage of what was fed. ``kinds``: the op kinds the store can do (its
+        capabilities), whose pairs are named when they never overlapped; None: the kinds
+        of the worker ops fed."""
+        allowed = tuple(k for k in KINDS if (self.ops[_IDX[k]] > 0 if kinds is None
+                                             else k in set(kinds)))
+        names = {_slot(i, j): pair_name(KINDS[i], KINDS[j])
+                 for i in range(_N) for j in range(i, _N)}
+        totals = {pair_name(a, b): 0 for n, a in enumerate(allowed) for b in allowed[n:]}
+        sessions: dict[str, dict[str, int]] = {}
+        for s, cs in self.counts.items():
+            row = {names[n]: c for n, c in enumerate(cs) if c}
+            sessions[s] = row
+            for p, c in row.items():
+                totals[p] = totals.get(p, 0) + c
+        ops = {k: self.ops[_IDX[k]] for k in KINDS if self.ops[_IDX[k]] or k in allowed}
+        return Coverage(allowed, ops, totals, sessions)
 
 
 def interleavings(events: Iterable[Event], kinds: Iterable[str] | None = None) -> Coverage:
-    """The interleaving coverage of a history in merged (time) order, streamed once.
-
-    ``kinds``: the op kinds the store can do (its capabilities), whose pairs are named when
-    they never overlapped; None: the kinds of the worker ops in the history."""
-    sweep = _Sweep()
-    open_ = sweep.open
-    for inv, _ in pair_ops(sweep.tap(events)):  # sweep.close, inlined: once per op
-        op = open_.get(inv.process)  # pair_ops pairs hashable processes only
-        if op is not None and op[0] == inv.index:
-            del open_[inv.process]
-            op[1][op[2]] -= 1
-    allowed = tuple(k for k in KINDS if (sweep.ops[_IDX[k]] > 0 if kinds is None
-                                         else k in set(kinds)))
-    names = {_slot(i, j): pair_name(KINDS[i], KINDS[j]) for i in range(_N) for j in range(i, _N)}
-    totals = {pair_name(a, b): 0 for n, a in enumerate(allowed) for b in allowed[n:]}
-    sessions: dict[str, dict[str, int]] = {}
-    for s, cs in sweep.counts.items():
-        row = {names[n]: c for n, c in enumerate(cs) if c}
-        sessions[s] = row
-        for p, c in row.items():
-            totals[p] = totals.get(p, 0) + c
-    ops = {k: sweep.ops[_IDX[k]] for k in KINDS if sweep.ops[_IDX[k]] or k in allowed}
-    return Coverage(allowed, ops, totals, sessions)
+    """The interleaving coverage of a history in merged (time) order, streamed once
+    (:class:`Sweep`; ``kinds`` as :meth:`Sweep.result` takes them)."""
+    sweep = Sweep()
+    for e in events:
+        sweep.feed(e)
+    return sweep.result(kinds)

@@ -6,8 +6,9 @@ Contract (docs/design.md, "The history"): one JSON object per line. Every operat
 twice, an ``invoke`` before it starts and a completion after it: ``ok``, ``fail`` (it
 definitely did not take effect) or ``info`` (unknown: it may or may not have). An invoke
 with no completion at all (the worker was SIGKILLed) means the same as ``info``. Faults
-are events too, with ``process = "nemesis"``; the final quiescent reads are made by
-``process = "final"``. Worker processes are ints; after a crash a new process number
+are events too, with ``process = "nemesis"``; the quiescent reads are made by
+``process = "final"`` at the end and ``"read-<n>"`` for sessions retired during the run
+(:func:`is_reader`). Worker processes are ints; after a crash a new process number
 continues the same worker slot.
 
 Values, by ``f``:
@@ -56,11 +57,13 @@ __all__ = [
     "COMPLETIONS",
     "EVENT_FS",
     "OP_FS",
+    "READER_PREFIX",
     "TOKEN_INLINE",
     "TYPES",
     "Event",
     "Pair",
     "event_problem",
+    "is_reader",
     "iter_history",
     "iter_log",
     "iter_merge",
@@ -141,6 +144,16 @@ OP_FS = frozenset({"append", "read", "snapshot", "rollback", "list_snapshots"})
 #: the nemesis owns. A new kind of worker event must be added here, or ``harness check``
 #: refuses the histories that hold it.
 EVENT_FS = OP_FS | {"open", "close", "crash"}
+
+
+#: The harness's own quiescent readers: ``final`` at the end of a run, ``read-<n>`` for the
+#: sessions retired while it goes on. Their ops are the harness's, not the workload's.
+READER_PREFIX = "read-"
+
+
+def is_reader(process: Any) -> bool:
+    """Whether ``process`` is one of the harness's quiescent readers."""
+    return process == "final" or (isinstance(process, str) and process.startswith(READER_PREFIX))
 
 
 def _is_int(v: Any) -> bool:

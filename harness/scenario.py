@@ -169,6 +169,12 @@ def session_name(slot: int, generation: int) -> str:
     return f"s{slot}" if generation == 0 else f"s{slot}.{generation}"
 
 
+def session_generation(name: str) -> int:
+    """The generation of a session :func:`session_name` made (0 for any other name)."""
+    _, dot, g = name.partition(".")
+    return int(g) if dot and g.isdigit() else 0
+
+
 _TOP = {f.name for f in fields(Scenario)} - {"source"}
 _TABLES = {"weights", "payload", "redis", "control"}
 

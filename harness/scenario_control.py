@@ -4,7 +4,7 @@ Example::
 
     [control]
     enabled = true       # controlled mode (default false: free mode, the fast one)
-    strategy = "pct"     # pct | random | rr
+    strategy = "pct"     # pct | random | rr | window
     depth = 3            # PCT: d, the number of priority change points plus one
     steps = 0            # PCT: estimated scheduling steps of a run; 0 = from the plan
     schedules = 1        # `harness run`: try seeds N, N+1, ... until one fails
@@ -37,7 +37,7 @@ from harness.faults.tables import check_stepped_fault
 
 __all__ = ["STRATEGIES", "ControlSpec", "parse_control"]
 
-STRATEGIES = ("pct", "random", "rr")
+STRATEGIES = ("pct", "random", "rr", "window")
 _OP_KEYS = {"f", "session", "role", "content", "choice"}
 
 

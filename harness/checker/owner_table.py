@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import sys
 from array import array
+from collections.abc import Callable
+from typing import Any
 
 from harness.checker.ops import Pair
 from harness.history import Event
@@ -49,8 +51,11 @@ class RetiredOwners:
     """Token -> owning retired session and its append op; the lowest-ranked owner wins,
     as with :class:`~harness.checker.turns.Owners` (first session in history order)."""
 
-    def __init__(self) -> None:
-        self._rows = array("q")  # _W columns per row
+    def __init__(self, new_array: Callable[[], Any] = lambda: array("q")) -> None:
+        # ``new_array`` makes the table's integer arrays: in memory (``array("q")``), or in
+        # a file during a long run (harness.runner.spill), where they would grow with it
+        self._new_array = new_array
+        self._rows = new_array()  # _W columns per row
         self._by_writer: dict[int, tuple[int, array[int]]] = {}
         self._other: dict[int, int] = {}
         self._names: list[str] = []
@@ -120,12 +125,12 @@ class RetiredOwners:
             return rank, name, whole
         process, pid, role, as_list = self._shapes[r[4]]
         value: object = [role, token] if as_list else (role, token)
-        inv = Event(r[2], r[3], process, "invoke", "append", name, value, None, pid)  # type: ignore[arg-type]
+        inv = Event(r[2], r[3], process, "invoke", "append", name, value, None, pid)
         comp = None
         if r[7] != _NONE:
             typ, error, cpid, vk = self._shapes[r[7]]
             cv: object = None if vk is None else [role, token] if vk is list else (role, token)
-            comp = Event(r[5], r[6], process, typ, "append", name, cv, error, cpid)  # type: ignore[arg-type]
+            comp = Event(r[5], r[6], process, typ, "append", name, cv, error, cpid)
         return rank, name, (inv, comp)
 
     def _slot(self, token: str, create: bool) -> tuple[array[int], int] | None:
@@ -138,7 +143,7 @@ class RetiredOwners:
         if got is None:
             if not create:
                 return None
-            got = self._by_writer[w] = (n, array("q"))
+            got = self._by_writer[w] = (n, self._new_array())
         base, arr = got
         i = n - base
         if i < 0 or i >= _MAX_SPAN:

@@ -81,7 +81,7 @@ class StreamChecker:
     them (:meth:`retire`), read new violations as they are found
     (:meth:`violations_so_far`) and the verdict at the end (:meth:`finish`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, owners: RetiredOwners | None = None) -> None:
         self._t0 = time.perf_counter()
         self._events = 0
         self._ops = 0
@@ -90,7 +90,7 @@ class StreamChecker:
         self._live: dict[str, _Live] = {}
         self._judged: set[str] = set()
         self._live_tokens: dict[str, list[str]] = {}
-        self.retired_owners = RetiredOwners()
+        self.retired_owners = owners if owners is not None else RetiredOwners()
         self._writer_max: dict[int, int] = {}
         self._totals: dict[str, int] = {}
         self._cands: dict[str, list[tuple[int, int, Violation]]] = {}

@@ -113,9 +113,12 @@ class Timed(Protocol):
         """Call ``fn()`` when the run ends, once every fault still on has ended."""
         ...
 
-    def helper(self, fault: Fault, proc: Any, cut: Callable[[], None]) -> None:
+    def helper(self, fault: Fault, proc: Any, cut: Callable[[], None],
+               log: Path | None = None) -> None:
         """Track a started helper process of this fault: reaped once it exits; at the end
-        of the run killed if still alive, then ``cut()`` is called."""
+        of the run killed if still alive, then ``cut()`` is called. ``log``: the history
+        log it writes, if any, which is finished once it has been reaped (so the run's
+        history can be merged past it while the run goes on)."""
         ...
 
 

@@ -50,7 +50,7 @@ class LockHold:
             if b'"end"' not in log.read_bytes():  # killed while holding
                 nemesis.log(fault, phase="end", cut=True)
 
-        nemesis.helper(fault, p, cut)
+        nemesis.helper(fault, p, cut, log)
 
     def at_step(self, fault: Fault, nemesis: Stepped) -> None:
         fid = fault["id"]

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.checker import CheckResult
-from harness.report.coverage_lines import coverage_lines
+from harness.report.coverage_lines import coverage_lines, window_lines
 
 if TYPE_CHECKING:
     from harness.result import RunResult
@@ -74,7 +74,8 @@ def print_run(res: RunResult, console: Console | None = None) -> None:
               f"{comp.get('ok', 0)} ok, {comp.get('fail', 0)} fail, {comp.get('info', 0)} info")
     if res.interrupted:
         con.print("[bold yellow]interrupted[/]: workers stopped; checked what was recorded")
-    for line in _chaos_lines(st) + _worker_lines(res) + coverage_lines(st.get("coverage")):
+    for line in (_chaos_lines(st) + _worker_lines(res) + coverage_lines(st.get("coverage"))
+                 + window_lines(st.get("control"))):
         con.print(line)
     print_check(res.result, con)
     if res.verdict in ("interrupted", "incomplete") and res.result.valid is True:

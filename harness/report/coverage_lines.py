@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["coverage_lines"]
+__all__ = ["coverage_lines", "window_lines"]
 
 WEAKEST = 3  # pairs named as the weakest
 NAMED = 4  # never-overlapped pairs named by name after the first one's sentence
@@ -32,3 +32,16 @@ def coverage_lines(cov: dict[str, Any] | None) -> list[str]:
         out.append(f"[yellow]never overlapped[/]: {never[0]['sentence']}"
                    + (f"; also never: {rest}" if rest else ""))
     return out
+
+
+def window_lines(control: dict[str, Any] | None) -> list[str]:
+    """A controlled run's command windows (:mod:`harness.runner.control.windows`): how many
+    multi-command ops had another op of their session run inside, and the most frequent
+    pairs."""
+    win = (control or {}).get("windows")
+    if not win:
+        return []
+    top = sorted(win["pairs"].items(), key=lambda pn: (-pn[1], pn[0]))[:WEAKEST]
+    line = (f"command windows: {win['entered']} of {win['multi_command_ops']} multi-command ops "
+            "had another op of their session run inside")
+    return [line + (": " + ", ".join(f"{p} {n}" for p, n in top) if top else "")]

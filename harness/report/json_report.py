@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import platform
+import socket
+import sqlite3
+import time
+from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +18,11 @@ from harness.checker import CheckResult
 if TYPE_CHECKING:
     from harness.result import RunResult
 
-__all__ = ["MAX_VIOLATIONS", "check_dict", "run_dict", "write_json"]
+__all__ = ["MAX_VIOLATIONS", "SCHEMA_VERSION", "check_dict", "run_dict", "write_json"]
+
+#: The version of report.json's shape (``harness/report/report.schema.json``): raised when
+#: a key changes meaning or goes away; added keys keep it.
+SCHEMA_VERSION = 1
 
 #: Violations written with their evidence; the counts always cover all of them.
 MAX_VIOLATIONS = 200
@@ -50,7 +60,14 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
 
 def run_dict(res: RunResult) -> dict[str, Any]:
     sc = res.scenario
+    ended = time.time()
     return {
+        "schema_version": SCHEMA_VERSION,
+        "harness_version": _version("harness"),
+        "host": socket.gethostname(),
+        "started": _iso(ended - float(res.stats.get("seconds", 0.0))),
+        "ended": _iso(ended),
+        "libraries": _libraries(res.store.backend),
         "run_id": res.run_id,
         "scenario": sc.name,
         "scenario_file": sc.source,
@@ -70,6 +87,26 @@ def run_dict(res: RunResult) -> dict[str, Any]:
         "check": check_dict(res.result),
         **{k: res.stats[k] for k in SECTIONS if k in res.stats},
     }
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds")
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _libraries(backend: str | None) -> dict[str, str | None]:
+    """The versions of what the store's backend talks through, where known."""
+    if backend == "sqlite":
+        return {"sqlite": sqlite3.sqlite_version, "python": platform.python_version()}
+    if backend == "redis":
+        return {"redis-py": _version("redis"), "python": platform.python_version()}
+    return {"python": platform.python_version()}
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from harness.history import Event
 from harness.stores.base import OPS
 
-__all__ = ["Ended", "account", "fault_problems"]
+__all__ = ["Ended", "WorkerLog", "account", "broken_by", "fault_problems"]
 
 
 class Ended(Protocol):
@@ -43,32 +43,36 @@ def _exit(code: int | None) -> dict[str, Any]:
     return {"exit_code": code}
 
 
-class _Log:
-    """What a run's history says of each worker process: ops completed, its time to open,
-    an open failure and a crash (with their error lines), and the pids faults killed."""
+class WorkerLog:
+    """What a run's history says of each worker process, folded one event at a time
+    (:meth:`feed`): ops completed, its time to open, an open failure and a crash (with
+    their error lines), and the pids faults killed. A few entries per process."""
 
-    def __init__(self, events: Sequence[Event]) -> None:
+    def __init__(self, events: Sequence[Event] = ()) -> None:
         self.done: Counter[int | str] = Counter()
         self.open_s: dict[int | str, float] = {}
         self.open_failed: dict[int | str, str] = {}
         self.crash: dict[int | str, str] = {}
         self.fault_pids: set[int] = set()
         for e in events:
-            if e.process == "nemesis":
-                if e.f == "kill" and isinstance(e.value, dict) and "pid" in e.value:
-                    self.fault_pids.add(e.value["pid"])
-                continue
-            if e.f in OPS and e.type != "invoke":
-                self.done[e.process] += 1
-            elif e.f == "open" and e.type == "ok" and isinstance(e.value, dict):
-                self.open_s[e.process] = float(e.value.get("seconds", 0.0))
-            elif e.f == "open" and e.type == "info":
-                self.open_failed[e.process] = e.error or "it could not open its store"
-            elif e.f == "crash":
-                self.crash[e.process] = e.error or ""
+            self.feed(e)
+
+    def feed(self, e: Event) -> None:
+        if e.process == "nemesis":
+            if e.f == "kill" and isinstance(e.value, dict) and "pid" in e.value:
+                self.fault_pids.add(e.value["pid"])
+            return
+        if e.f in OPS and e.type != "invoke":
+            self.done[e.process] += 1
+        elif e.f == "open" and e.type == "ok" and isinstance(e.value, dict):
+            self.open_s[e.process] = float(e.value.get("seconds", 0.0))
+        elif e.f == "open" and e.type == "info":
+            self.open_failed[e.process] = e.error or "it could not open its store"
+        elif e.f == "crash":
+            self.crash[e.process] = e.error or ""
 
 
-def _why(h: Ended, log: _Log, ran_to_end: bool) -> tuple[str, str | None]:
+def _why(h: Ended, log: WorkerLog, ran_to_end: bool) -> tuple[str, str | None]:
     """(why the process ended, its error line): open failed, killed by fault, stopped (by
     the harness: the deadline, a stop signal), crashed, done (its ops or its deadline: the
     worker marked it on the board as it returned)."""
@@ -91,7 +95,8 @@ def _why(h: Ended, log: _Log, ran_to_end: bool) -> tuple[str, str | None]:
     return "crashed", "ended without saying why (exit code 0)"
 
 
-def account(handles: Sequence[Ended], events: Sequence[Event], planned: Sequence[int | None],
+def account(handles: Sequence[Ended], events: Sequence[Event] | WorkerLog,
+            planned: Sequence[int | None],
             min_ops: int, interrupted: bool,
             finished: Sequence[int]) -> tuple[list[dict[str, Any]], list[str]]:
     """(one record per worker process, the problems that make the run incomplete).
@@ -100,7 +105,7 @@ def account(handles: Sequence[Ended], events: Sequence[Event], planned: Sequence
     number + 1 of the slot's process that ran to its end (0: none); a process that ended by
     itself otherwise crashed, whatever its exit code. Unless the run was interrupted, each
     slot must complete ``min(min_ops, planned)`` ops."""
-    log = _Log(events)
+    log = events if isinstance(events, WorkerLog) else WorkerLog(events)
     per_slot: Counter[int] = Counter()
     for h in handles:
         per_slot[h.slot] += log.done.get(h.number, 0)
@@ -136,7 +141,12 @@ _BREAKING = frozenset({"restart"})
 def fault_problems(events: Sequence[Event]) -> list[str]:
     """A fault that failed and left the target broken (a restart whose server never came
     back)."""
-    return [f"fault {e.value.get('id')} ({e.f}) failed: {e.value['error']}"
-            for e in events
-            if e.process == "nemesis" and e.f in _BREAKING and isinstance(e.value, dict)
-            and e.value.get("error")]
+    return [p for p in map(broken_by, events) if p is not None]
+
+
+def broken_by(e: Event) -> str | None:
+    """The problem ``e`` says, if it is a fault that failed and left the target broken."""
+    if (e.process == "nemesis" and e.f in _BREAKING and isinstance(e.value, dict)
+            and e.value.get("error")):
+        return f"fault {e.value.get('id')} ({e.f}) failed: {e.value['error']}"
+    return None

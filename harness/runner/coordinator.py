@@ -1,7 +1,21 @@
 """The one function that connects the stages: scenario -> plan -> workers -> history ->
 checker -> report. It spawns the worker processes, starts the run's clock once every one
-has opened its store (the start barrier), bounds and reaps them, makes the final quiescent
-read, and always writes what it has, Ctrl-C and SIGTERM included.
+has opened its store (the start barrier), checks the history while it grows (free mode:
+:mod:`harness.runner.watch`), bounds and reaps them, makes the final quiescent read, and
+always writes what it has, Ctrl-C and SIGTERM included.
+
+The ``progress`` callback of :func:`run` gets ``(event, data)``:
+
+- ``target`` ``{"note"}``: where the run's data is; ``opening`` ``{"open", "workers"}``
+  while the workers open their store; ``started`` ``{"workers", "ops"}`` (ops: None when
+  unlimited);
+- ``progress``, about every 0.5 s: ``done`` and ``workers`` (first workers ended, of how
+  many), ``ops`` (ops begun), ``elapsed_s`` and ``duration_s``, ``ops_per_s`` (recent),
+  ``faults`` (applied so far), ``violations`` (kind -> count found so far), ``rss_mb`` (the
+  coordinator's resident memory);
+- ``violation`` ``{"kind", "session", "sentence", "events", "reproduce"}`` the moment the
+  streaming check finds one (``events``: the indices of the events that prove it);
+- ``final`` ``{}`` before the final read; ``check`` ``{"events"}`` when the rest is checked.
 """
 
 from __future__ import annotations
@@ -19,34 +33,34 @@ from typing import Any
 import multiprocess
 
 from harness.backends import Target, make_target
-from harness.checker import check
 from harness.checker.result import CheckResult
-from harness.checker.safe import check_safe
-from harness.coverage import interleavings
 from harness.errors import InputError, TargetError
-from harness.history import OP_FS, Event, iter_log, merge
-from harness.history_files import compress_logs, log_files
+from harness.history import iter_log
+from harness.history_files import compress_logs
 from harness.plan import Op, Plan, make_plan
 from harness.redact import ENV_VAR, url_secrets
+from harness.report.html import WINDOWS, Timeline
 from harness.result import RunResult
-from harness.runner.account import account, fault_problems
 from harness.runner.control import Controller, controller_for
 from harness.runner.history_writer import HistoryWriter
 from harness.runner.launch import Handle, Launcher, LocalLauncher, stop_all
-from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults, fault_summary
-from harness.runner.opening import opening_summary
+from harness.runner.nemesis import Board, Nemesis, Slots, SteppedNemesis, check_faults
 from harness.runner.stop import (
     CutShort,
     Interrupted,
     check_stop,
     cuttable,
+    holding_stop_signals,
     late_signals,
     stop_signals_as_interrupt,
     winding_down,
 )
+from harness.runner.streaming import RunStream
+from harness.runner.summaries import RunSummaries
 from harness.runner.supervise import Supervisor
+from harness.runner.watch import Watch
 from harness.runner.worker import WorkerSpec
-from harness.scenario import UNLIMITED, Scenario
+from harness.scenario import UNLIMITED, Scenario, session_generation
 from harness.stores.registry import StoreInfo, resolve
 
 __all__ = ["GRACE_S", "READ_S", "run"]
@@ -135,47 +149,68 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
     interrupted = False
     started = time.monotonic()
     clock = _Clock()
+    reproduce = reproduce_command(scenario, seed, redis_url, allow_destructive_faults)
+    sums = RunSummaries(plan.faults, info.capabilities)
+    timeline = Timeline(scenario.duration / WINDOWS)  # report.html's, folded as the run goes
+    stream = RunStream(run_dir / "history", [sums, timeline], say, reproduce,
+                       spill=run_dir / ".checker")
+    watch = Watch(setup.launcher, stream, plan, _reader_starter(setup),
+                  "list_snapshots" in info.capabilities, scenario.duration)
     with stop_signals_as_interrupt():
         with Supervisor() as supervisor, target, _controller(scenario, plan, run_dir) as ctl:
             say("target", {"note": target.note or target.url})
             try:
-                reached = _run_workers(setup, ctl, clock, say, allow_destructive_faults)
+                reached = _run_workers(setup, ctl, clock, say, watch, allow_destructive_faults)
                 check_stop()
                 say("final", {})
-                _final_read(setup, reached, clock)
+                _final_read(setup, reached, clock, watch)
             except (KeyboardInterrupt, Interrupted):
                 interrupted = True
             winding_down()  # the workers have stopped: from here a signal raises nothing
-        events = merge(iter_log(p) for p in log_files(run_dir / "history"))
-        _refuse_unopenable(events, scenario)
+        stream.drain()
+        _refuse_unopenable(sums, scenario)
         compress_logs(run_dir / "history")  # every writer has ended: the logs are the one copy
-        say("check", {"events": len(events)})
-        result = _check(events)
-        workers, short = account([h for h in setup.launcher.started if h.slot >= 0], events,
-                                 [plan.length(w) for w in range(plan.workers)],
-                                 scenario.min_ops, interrupted, clock.finished)
-        late = late_signals()
-        control = {"control": ctl.trace.summary()} if ctl is not None else {}
+        say("check", {"events": sums.events})
+        result = _check(stream)
+        # from the workers' stop to the verdict: the final read, the rest of the merge, the
+        # sessions still live judged (what a nightly run waits for at its end)
+        verdict_s = round((time.monotonic_ns() - (clock.end_ns or 0)) / 1e9, 3) \
+            if clock.end_ns else None
+        workers, short = sums.account([h for h in setup.launcher.started if h.slot >= 0],
+                                      [plan.length(w) for w in range(plan.workers)],
+                                      scenario.min_ops, interrupted, clock.finished)
         res = RunResult(run_id, run_dir, scenario, seed, info, result, interrupted,
-                        reproduce_command(scenario, seed, redis_url, allow_destructive_faults),
-                        target.note or target.url,
-                        _stats(events, time.monotonic() - started) | control
-                        | _chaos_stats(events, plan, supervisor)
-                        | {"opening": _opening(events, scenario, plan, clock)}
-                        | {"coverage": interleavings(events, info.capabilities).to_dict()}
-                        | ({"late_signals": late} if late else {}),
-                        tuple(workers), tuple(short + fault_problems(events)))
+                        reproduce, target.note or target.url,
+                        _stats(sums, supervisor, setup, clock, ctl, time.monotonic() - started)
+                        | {"verdict_s": verdict_s},
+                        tuple(workers), tuple(short + sums.fault_problems()))
         from harness.report import write_reports
 
-        write_reports(res)
+        write_reports(res, timeline)
     return res
 
 
-def _check(events: list[Event]) -> CheckResult:
+def _stats(sums: RunSummaries, supervisor: Supervisor, setup: _Setup, clock: _Clock,
+           ctl: Controller | None, elapsed: float) -> dict[str, Any]:
+    """The run's stats and report sections, from what was folded while it went on."""
+    late = late_signals()
+    faults = sums.faults()
+    span = (clock.go_ns, clock.end_ns) if clock.go_ns and clock.end_ns else None
+    return (sums.stats(elapsed)
+            | ({"control": ctl.summary()} if ctl is not None else {})
+            | {"resources": sums.resources(supervisor)}
+            | ({"faults": faults} if faults is not None else {})
+            | {"opening": sums.opening(setup.plan.workers, span,
+                                      setup.scenario.open_timeout, clock.failed)}
+            | {"coverage": sums.coverage()}
+            | ({"late_signals": late} if late else {}))
+
+
+def _check(stream: RunStream) -> CheckResult:
     """The checker's result; unknown if it raised or a second stop signal cut it short."""
     try:
         with cuttable():
-            return check_safe(check, events)
+            return stream.finish()
     except CutShort as cut:
         return CheckResult(None, error=f"the check was cut short by a second {cut.args[0]}")
 
@@ -213,10 +248,6 @@ class _Clock:
     failed: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _opening(events: list[Event], sc: Scenario, plan: Plan, clock: _Clock) -> dict[str, Any]:
-    span = (clock.go_ns, clock.end_ns) if clock.go_ns and clock.end_ns else None
-    return opening_summary(events, plan.workers, span, sc.open_timeout, clock.failed)
-
 
 @contextmanager
 def _controller(sc: Scenario, plan: Plan, run_dir: Path) -> Iterator[Controller | None]:
@@ -230,61 +261,46 @@ def _controller(sc: Scenario, plan: Plan, run_dir: Path) -> Iterator[Controller 
             ctl.close()
 
 
-def _refuse_unopenable(events: list[Event], sc: Scenario) -> None:
-    """No worker opened its store (a controlled run's workers open under control, past
-    the barrier): a setup error with the store's own message."""
-    opens = [e for e in events if e.f == "open" and e.type != "ok"]
-    if opens and not any(e.f == "open" and e.type == "ok" and e.process != "final"
-                         for e in events):
-        raise TargetError(f"store {sc.store!r} could not be opened: {opens[0].error}")
 
-
-def _chaos_stats(events: list[Event], plan: Plan, supervisor: Supervisor) -> dict[str, Any]:
-    """Where the faults landed, and what every process used (and whether any is left)."""
-    out = {"resources": supervisor.report(events)}
-    if plan.faults:
-        out["faults"] = fault_summary(events, plan.faults)
-    return out
-
-
-def _stats(events: list[Event], elapsed: float) -> dict[str, Any]:
-    by_type: dict[str, int] = {}
-    for e in events:  # ops' completions only: faults, opens and crashes are not ops
-        if e.type != "invoke" and e.f in OP_FS and e.process != "nemesis":
-            by_type[e.type] = by_type.get(e.type, 0) + 1
-    invokes = sum(1 for e in events if e.type == "invoke")
-    # the final quiescent read is the harness's, not the workload's: counted apart
-    final = sum(1 for e in events if e.type == "invoke" and e.process == "final")
-    return {"events": len(events), "ops": invokes, "worker_ops": invokes - final,
-            "final_ops": final, "completions": by_type, "seconds": round(elapsed, 3)}
 
 
 def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progress,
-          board: Board | None = None, nemesis: Nemesis | None = None) -> None:
+          board: Board | None = None, nemesis: Nemesis | None = None,
+          watch: Watch | None = None) -> None:
     """Wait for every worker, killing what outlives ``deadline`` (monotonic seconds),
-    applying the ``nemesis``'s faults when they are due (replacements are waited for too).
-    Progress counts the ops the workers have begun, as they mark them on the ``board``."""
+    applying the ``nemesis``'s faults when they are due (replacements are waited for too)
+    and, with a ``watch``, checking the history as it grows and starting the readers of
+    retired sessions (waited for too). Progress counts the ops the workers have begun, as
+    they mark them on the ``board``."""
     live = list(handles)
-    last = 0.0
     while live:
         check_stop()
         wake = deadline if nemesis is None else min(deadline, nemesis.next_due())
+        if watch is not None:  # merging takes time: keep to its period all the same
+            wake = min(wake, watch.next_due())
         timeout = max(0.0, min(0.5, wake - time.monotonic()))
-        for h in launcher.wait_any(live, timeout):
+        ended = launcher.wait_any(live, timeout)
+        for h in ended:
             live.remove(h)
             h.wait()
         live += nemesis.tick() if nemesis is not None else ()
         if time.monotonic() >= deadline:
             stop_all(live)
+            ended += live
             live.clear()
-        if board is not None and time.monotonic() - last > 0.5:
-            last = time.monotonic()
-            say("progress", {"done": len(handles) - len(live), "workers": len(handles),
-                             "ops": sum(i + 1 for i in board.progress)})
+        if watch is not None:
+            watch.ended(ended)
+        if board is not None and watch is not None and watch.due():
+            # a stop signal is only remembered here (the loop's check_stop raises it):
+            # raised mid-merge it would leave lines read but not fed, and they would be lost
+            with holding_stop_signals():
+                live += watch.poll(board, {h.slot for h in live if h.slot >= 0})
+            say("progress", watch.progress(sum(h.exitcode is not None for h in handles),
+                                           len(handles), sum(i + 1 for i in board.progress)))
 
 
 def _run_workers(setup: _Setup, ctl: Controller | None, clock: _Clock, say: Progress,
-                 allow_destructive: bool = False) -> list[int]:
+                 watch: Watch, allow_destructive: bool = False) -> list[int]:
     """Start the workers and see them through: the start barrier (free mode), then the
     grant loop in controlled mode, else the wait loop (with the nemesis if the plan has
     faults). The run's clock (the duration, the fault schedule) starts once every worker
@@ -296,7 +312,8 @@ def _run_workers(setup: _Setup, ctl: Controller | None, clock: _Clock, say: Prog
     if ctl is not None:
         clock.go_ns = time.monotonic_ns()
         launcher.go(clock.go_ns + int(sc.duration * 1e9))
-    board = Board(launcher.ctx, plan.workers)
+    board = Board(launcher.ctx, plan.workers,
+                  plan.draw.session_lifetime if plan.explicit is None and ctl is None else 0)
     clock.finished = board.finished  # which process of each slot ran to its end
     control = ctl.attach if ctl is not None else None
     specs = [setup.spec(w, w, (), 0, board=board, control=control, plan=plan)
@@ -323,11 +340,15 @@ def _run_workers(setup: _Setup, ctl: Controller | None, clock: _Clock, say: Prog
             with stepped or nullcontext():
                 ctl.drive(handles, deadline, pin=pin, nemesis=stepped, check=check_stop)
         else:
-            with nemesis or nullcontext():
-                _reap(launcher, handles, deadline, say, board, nemesis)
+            watch.nemesis_open, watch.nemesis = nemesis is not None, nemesis
+            try:
+                with nemesis or nullcontext():
+                    _reap(launcher, handles, deadline, say, board, nemesis, watch)
+            finally:
+                watch.nemesis_open = watch.helpers_live = False
     finally:
         clock.end_ns = time.monotonic_ns()
-        stop_all(handles)
+        stop_all([*handles, *watch.started])  # a stop signal may come while readers run
         if ctl is not None:
             ctl.write(setup.run_dir)
     return list(board.progress)
@@ -409,13 +430,26 @@ def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], boar
                 allow_destructive)
 
 
-def _final_read(setup: _Setup, reached: list[int], clock: _Clock) -> None:
-    """A quiescent read of every session (and its snapshots) after all workers stopped:
-    :meth:`Plan.sessions`, the workers having ``reached`` these ops. Bounded: its store
-    opens within ``open_timeout`` (else it is killed, its ``open`` event says why, and
-    the reason joins ``clock.failed``), then it reads within :data:`READ_S`."""
+def _reader_starter(setup: _Setup) -> Callable[[str, tuple[Op, ...]], Handle]:
+    """What starts a quiescent reader named ``name`` with ``ops``: bounded as the final
+    read is (``open_timeout`` to open, then :data:`READ_S`)."""
+    def start(name: str, ops: tuple[Op, ...]) -> Handle:
+        limit = int((setup.scenario.open_timeout + READ_S) * 1e9)
+        return setup.launcher.start(setup.spec(-1, name, ops, time.monotonic_ns() + limit))
+
+    return start
+
+
+def _final_read(setup: _Setup, reached: list[int], clock: _Clock, watch: Watch) -> None:
+    """A quiescent read of every session not retired yet (and its snapshots) after all
+    workers stopped: :meth:`Plan.sessions`, the workers having ``reached`` these ops, from
+    the first generation ``watch`` gave no reader. Bounded: its store opens within
+    ``open_timeout`` (else it is killed, its ``open`` event says why, and the reason joins
+    ``clock.failed``), then it reads within :data:`READ_S`."""
     ops: list[Op] = []
     for s in setup.plan.sessions(reached):
+        if session_generation(s) < watch.retired_below:
+            continue
         ops.append(Op("read", s))
         if "list_snapshots" in setup.store.capabilities:
             ops.append(Op("list_snapshots", s))
@@ -428,3 +462,11 @@ def _final_read(setup: _Setup, reached: list[int], clock: _Clock) -> None:
         _reap(setup.launcher, [h], time.monotonic() + READ_S, lambda *_: None)
     finally:
         stop_all([h])
+
+
+def _refuse_unopenable(sums: RunSummaries, sc: Scenario) -> None:
+    """No worker opened its store (a controlled run's workers open under control, past
+    the barrier): a setup error with the store's own message."""
+    error = sums.unopenable()
+    if error is not None:
+        raise TargetError(f"store {sc.store!r} could not be opened: {error}")

@@ -57,6 +57,18 @@ class Handle(Protocol):
         ...
 
     @property
+    def slot(self) -> int:
+        """The worker slot it runs (-1: a quiescent reader)."""
+        ...
+
+    @property
+    def started_ns(self) -> int:
+        """When it was started (monotonic ns, before the process existed): every event it
+        logs is stamped later, which is what lets the run's history be merged while it
+        is written (:mod:`harness.runner.follow`)."""
+        ...
+
+    @property
     def sentinel(self) -> int:
         """A descriptor that becomes readable once the process has ended."""
         ...
@@ -152,6 +164,13 @@ class Gate:
         with suppress(OSError):
             self.pipe.send(opened)
             self.pipe.close()
+        deadline = int(self.deadline.value)  # a plain shared integer, set before the go
+        if deadline:
+            # The go came before this process started (a killed slot's replacement, a
+            # reader): no wait. Event.wait takes a lock every process of the run shares,
+            # and a process SIGKILLed inside it (a kill fault landing on a replacement that
+            # is still starting) left it taken for good: every later process hung there.
+            return deadline
         self.go.wait()
         return int(self.deadline.value)
 
@@ -161,11 +180,12 @@ class LocalHandle:
     end of its ready pipe."""
 
     __slots__ = ("_code", "_log_path", "_opened", "_pid", "killed", "number", "process", "ready",
-                 "slot")
+                 "slot", "started_ns")
 
     def __init__(self, process: Any, log_path: str, ready: Any = None, slot: int = 0,
-                 number: int | str = 0) -> None:
+                 number: int | str = 0, started_ns: int = 0) -> None:
         self.process = process
+        self.started_ns = started_ns
         self._log_path = log_path
         self.ready = ready  # the pipe its "opened" comes on; None once read or broken
         self._opened: float | None = None
@@ -225,11 +245,15 @@ class LocalHandle:
             return self._code
         self.process.join(timeout)
         code = self.exitcode
-        if code is not None:  # reaped: keep what the run's account needs, free its pipe
+        if code is not None:  # reaped: keep what the run's account needs, free its pipes
             self._pid = self.pid
             self._code = code
             with suppress(ValueError):
                 self.process.close()
+            if self.ready is not None:  # never heard (a replacement, killed or not): an fd
+                with suppress(OSError):  # a long chaos run would leak one per process
+                    self.ready.close()
+                self.ready = None
         return code
 
 
@@ -251,6 +275,7 @@ class LocalLauncher:
     def start(self, spec: WorkerSpec) -> LocalHandle:
         reader, writer = self.ctx.Pipe(duplex=False)
         gate = Gate(writer, self._go, self._deadline)
+        started_ns = time.monotonic_ns()
         try:
             with holding_stop_signals():
                 p = self.ctx.Process(target=run_worker, args=(spec, gate),
@@ -261,7 +286,7 @@ class LocalLauncher:
             raise
         finally:
             writer.close()  # the worker holds its own: its end closes when it does
-        handle = LocalHandle(p, spec.log_path, reader, spec.slot, spec.process)
+        handle = LocalHandle(p, spec.log_path, reader, spec.slot, spec.process, started_ns)
         self.started.append(handle)
         return handle
 

@@ -28,18 +28,29 @@ from typing import Any
 
 import psutil
 
-from harness.history import Event
+from harness.history import Event, is_reader
 
-__all__ = ["LEAK_MIN", "LEAK_ROLES", "SAMPLE_S", "SERIES_MAX", "Supervisor", "steady_growth"]
+__all__ = ["LEAK_MIN", "LEAK_ROLES", "SAMPLE_S", "SERIES_MAX", "ProcessNames", "Supervisor",
+           "steady_growth"]
 
 SAMPLE_S = 0.2
 SERIES_MAX = 120
+ENDED_MAX = 16  # samples kept of a process once it is gone
+#: Processes written in full in report.json (the coordinator and servers always); the
+#: rest (a long run that kills a worker every second makes thousands) are counted by role
+#: in ``processes_more``. Leaks are looked for in every one.
+PROCESSES_MAX = 100
 METRICS = ("cpu", "rss", "fds", "files", "conns")
 #: The least growth (first to last quarter of a process's life) flagged as a leak.
 LEAK_MIN: dict[str, float] = {"rss": 8 << 20, "fds": 8, "files": 8, "conns": 8}
 #: Whose growth is a leak: the harness's processes and the store code in the workers. A
 #: server's memory grows with the data it holds; its series is reported, never flagged.
 LEAK_ROLES = frozenset({"coordinator", "worker", "final-read", "nemesis"})
+#: The coordinator holds the sessions it is checking, which grow from nothing at the start
+#: of every run until the first generations retire: its growth is flagged only over a
+#: life this long (seconds). Its flatness over long runs is what tests/chaos/test_soak.py
+#: and bench/nightly.py measure.
+COORDINATOR_LEAK_S = 60.0
 _HELPERS = ("forkserver", "resource_tracker", "semaphore_tracker")  # exit with the coordinator
 
 
@@ -70,11 +81,22 @@ class _Track:
         self.stride = 1
         self.count = 0
         self.rows: list[tuple[float, ...]] = []
+        self.ended = False
         try:
             self.name = proc.name()
             self.cmd = " ".join(proc.cmdline())[:300]
         except psutil.Error:
             self.name, self.cmd = "?", ""
+
+    def retire(self) -> None:
+        """Its process is gone: keep a short series (every metric's peak row kept), so a
+        run that kills and replaces workers for hours holds a few rows a process."""
+        if len(self.rows) > ENDED_MAX:
+            keep = set(range(0, len(self.rows), max(1, len(self.rows) // ENDED_MAX)))
+            keep |= {max(range(len(self.rows)), key=lambda i: self.rows[i][m])
+                     for m in range(1, len(self.rows[0]))}
+            self.rows = [self.rows[i] for i in sorted(keep)]
+        self.ended = True
 
     def add(self, row: tuple[float, ...]) -> None:
         if self.count % self.stride == 0:
@@ -83,6 +105,20 @@ class _Track:
                 self.rows = self.rows[::2]
                 self.stride *= 2
         self.count += 1
+
+
+class ProcessNames:
+    """Which process (worker number, ``nemesis``, a reader) each pid was, folded one event
+    at a time: one entry per process of the run."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, Any] = {}
+
+    def feed(self, e: Event) -> None:
+        self.names.setdefault(e.pid, e.process)
+        v = e.value if e.process == "nemesis" and isinstance(e.value, dict) else {}
+        if v.get("replacement_pid"):  # a replacement may be killed before its first op
+            self.names.setdefault(v["replacement_pid"], v["replaced_by"])
 
 
 class Supervisor:
@@ -124,9 +160,15 @@ class Supervisor:
                 return
 
     def sample(self) -> None:
-        """One sample of the coordinator and every descendant started since entering."""
+        """One sample of the coordinator and every descendant started since entering; the
+        tracks of the processes gone since are retired (:meth:`_Track.retire`)."""
         now = time.monotonic() - self.t0
-        for p in [self.root, *self._descendants()]:
+        procs = [self.root, *self._descendants()]
+        alive = {p.pid for p in procs}
+        for t in self.tracks.values():
+            if not t.ended and t.proc.pid not in alive:
+                t.retire()
+        for p in procs:
             if p.pid in self.before:
                 continue
             try:
@@ -170,24 +212,29 @@ class Supervisor:
         psutil.wait_procs(killed, timeout=5)
         return out
 
-    def report(self, events: Sequence[Event] = ()) -> dict[str, Any]:
-        """The ``resources`` section of report.json (call after the run, once)."""
-        names: dict[int, Any] = {}
-        for e in events:
-            names.setdefault(e.pid, e.process)
-            v = e.value if e.process == "nemesis" and isinstance(e.value, dict) else {}
-            if v.get("replacement_pid"):  # a replacement may be killed before its first op
-                names.setdefault(v["replacement_pid"], v["replaced_by"])
-        procs = []
+    def report(self, events: Sequence[Event] | ProcessNames = ()) -> dict[str, Any]:
+        """The ``resources`` section of report.json (call after the run, once), each pid
+        named by the history (its events, or their :class:`ProcessNames`)."""
+        if not isinstance(events, ProcessNames):
+            fold = ProcessNames()
+            for e in events:
+                fold.feed(e)
+            events = fold
+        names = events.names
+        procs: list[dict[str, Any]] = []
         leaks = []
+        more: dict[str, int] = {}
         for (pid, _), t in sorted(self.tracks.items(), key=lambda kv: kv[1].first):
             entry = self._summary(t, names.get(pid))
-            procs.append(entry)
             leaks += [{"pid": pid, "role": entry["role"], "metric": m,
                        "from": entry["series"][m][0], "to": entry["series"][m][-1]}
                       for m in entry["leak"]]
-        return {"interval_s": self.interval, "processes": procs, "leaks": leaks,
-                "leftover": self.leftovers()}
+            if len(procs) < PROCESSES_MAX or entry["role"] in ("coordinator", "redis-server"):
+                procs.append(entry)
+            else:
+                more[entry["role"]] = more.get(entry["role"], 0) + 1
+        return {"interval_s": self.interval, "processes": procs, "processes_more": more,
+                "leaks": leaks, "leftover": self.leftovers()}
 
     def _summary(self, t: _Track, process: Any) -> dict[str, Any]:
         pid = t.proc.pid
@@ -195,7 +242,7 @@ class Supervisor:
             role = "coordinator"
         elif process == "nemesis":
             role = "nemesis"
-        elif process == "final":
+        elif is_reader(process):
             role = "final-read"
         elif process is not None:
             role = "worker"
@@ -215,8 +262,10 @@ class Supervisor:
                        cpu_max=max(series["cpu"]), rss_max=max(series["rss"]),
                        fds_max=max(series["fds"]), files_max=max(series["files"]),
                        conns_max=max(series["conns"]))
+        judged = role in LEAK_ROLES and (role != "coordinator" or (
+            t.rows and t.rows[-1][0] - t.rows[0][0] >= COORDINATOR_LEAK_S))
         out["leak"] = [m for m, lim in LEAK_MIN.items()
-                       if role in LEAK_ROLES and steady_growth(series[m], lim)]
+                       if judged and steady_growth(series[m], lim)]
         out["series"] = series
         return out
 

@@ -6,8 +6,8 @@ process committed in between, whatever the busy timeout), and snapshots in table
 own that rollback never touches.
 
 What the zoo builds on: :func:`connect` (a connection in autocommit mode, WAL, schema
-made), :func:`immediate` (one ``BEGIN IMMEDIATE`` transaction), :data:`SCHEMA` (the tables)
-and :class:`SqliteStore`'s ``conn``.
+made), :func:`immediate` (one ``BEGIN IMMEDIATE`` transaction), :data:`SCHEMA` (the tables),
+and :class:`SqliteStore`'s ``conn`` and ``require_snapshot``.
 """
 
 from __future__ import annotations
@@ -125,13 +125,15 @@ class SqliteStore:
             )
         return sid
 
+    def require_snapshot(self, session: str, snapshot_id: str) -> None:
+        """Raise SnapshotNotFound unless ``snapshot_id`` is one of ``session``'s snapshots."""
+        if self.conn.execute("SELECT 1 FROM snapshots WHERE id = ? AND session = ?",
+                             (snapshot_id, session)).fetchone() is None:
+            raise SnapshotNotFound(snapshot_id)
+
     def rollback(self, session: str, snapshot_id: str) -> None:
         with immediate(self.conn):
-            found = self.conn.execute(
-                "SELECT 1 FROM snapshots WHERE id = ? AND session = ?", (snapshot_id, session)
-            ).fetchone()
-            if found is None:
-                raise SnapshotNotFound(snapshot_id)
+            self.require_snapshot(session, snapshot_id)
             self.conn.execute("DELETE FROM turns WHERE session = ?", (session,))
             self.conn.execute(
                 "INSERT INTO turns (session, seq, role, content) "

@@ -19,6 +19,8 @@ import psutil
 import pytest
 from chaoslib import CHAOS, alive
 
+from harness.checker import check
+from harness.history import read_history
 from harness.result import RunResult
 
 Pid = tuple[int, float]
@@ -58,8 +60,10 @@ def _start(tmp_path: Path, backend: str) -> subprocess.Popen[bytes]:
 def _faulted(tmp_path: Path, n: int) -> Callable[[set[Pid]], bool]:
     """True once the nemesis has logged ``n`` faults (workers replaced, helpers started)."""
     def done(_seen: set[Pid]) -> bool:
+        # faults applied: their start lines (a lasting fault's end is a line too)
         logs = list((tmp_path / "r").glob("*/history/nemesis.jsonl"))
-        return bool(logs) and logs[0].read_bytes().count(b"\n") >= n
+        lines = logs[0].read_bytes().split(b"\n")[:-1] if logs else []
+        return sum(b'"phase":"end"' not in line for line in lines) >= n
     return done
 
 
@@ -89,6 +93,11 @@ def test_interrupted_run_leaves_no_process_and_still_reports(
     assert data["interrupted"] is True, err
     assert data["resources"]["leftover"] == []
     assert data["faults"]["applied"] >= 3
+    # the signal landed while the history was being merged and checked: every event was
+    # still fed, and the verdict is the batch checker's (a torn merge read as phantoms)
+    events = read_history(report.parent)
+    assert data["stats"]["events"] == len(events)
+    assert data["check"]["counts"] == check(events).counts() == {}
 
 
 def test_killed_coordinator_takes_its_processes_with_it(tmp_path: Path) -> None:

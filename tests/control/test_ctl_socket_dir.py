@@ -6,6 +6,7 @@ gone."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,9 +28,14 @@ def _dead_pid() -> int:
 
 
 def test_a_controlled_run_killed_with_sigkill_leaves_nothing_in_the_temp_dir(
-        tmp_path: Path) -> None:
-    tmp, reports = tmp_path / "tmp", tmp_path / "r"
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    tmp = tmp_path / "tmp"
     tmp.mkdir()
+    # a short reports path, whatever pytest's tmp_path is (xdist makes it longer): the
+    # socket then fits in the run directory, the case this test is about
+    reports = Path(tempfile.mkdtemp(prefix="hx-r-"))
+    request.addfinalizer(lambda: shutil.rmtree(reports, ignore_errors=True))
+    assert len(os.fsencode(reports / ("x" * 60) / ".control" / "ctl")) <= SUN_PATH_MAX
     env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "run", str(REPO / "scenarios" / "smoke.toml"),

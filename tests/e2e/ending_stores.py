@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 
 from harness.stores.sqlite import SqliteStore
 
@@ -49,11 +48,3 @@ class HangingStore(SqliteStore):
     def __init__(self, url: str, namespace: str = "") -> None:
         threading.Event().wait()
 
-
-class SlowOpenStore(SqliteStore):
-    """A correct store that takes 8 s to open, as a framework that imports and sets up its
-    world when opened does."""
-
-    def __init__(self, url: str, namespace: str = "") -> None:
-        time.sleep(8)  # the point of this store: it is slow to open
-        super().__init__(url, namespace)

@@ -24,6 +24,10 @@ BAD_STORES = {
     "syntax": "def make(url:\n",
     "exits": "import sys\nsys.exit(7)\n",
     "caps": "class make:\n    capabilities = 5\n    def append(self, s, r, c): pass\n",
+    # imports fine, fails as each worker opens it (after the target started)
+    "opens": ("class make:\n    backend = 'sqlite'\n"
+              "    def __init__(self, url, namespace=''): raise RuntimeError('no table')\n"
+              "    def append(self, s, r, c): pass\n    def history(self, s): return []\n"),
 }
 
 
@@ -37,7 +41,7 @@ def one_line_exit_2(r: subprocess.CompletedProcess[str], reason: str) -> None:
     """Exit 2, one line saying why (besides the "target:" line a run that started prints)."""
     assert r.returncode == 2, (r.stdout or "") + r.stderr
     assert "Traceback" not in r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("target: ")]
+    lines = [ln for ln in r.stderr.splitlines() if not ln.startswith("target: ")]
     assert len(lines) == 1 and reason in lines[0], r.stderr
 
 
@@ -57,6 +61,7 @@ def one_line_exit_2(r: subprocess.CompletedProcess[str], reason: str) -> None:
     (["--store", "badstores.syntax:make"], "SyntaxError"),
     (["--store", "badstores.exits:make"], "called sys.exit(7)"),
     (["--store", "badstores.caps:make"], "capabilities must be a set"),
+    (["--store", "badstores.opens:make"], "could not be opened: RuntimeError: no table"),
     (["--workerz", "3"], "No such option"),
 ])
 def test_run_refuses_with_one_line(args: list[str], reason: str, tmp_path: Path) -> None:

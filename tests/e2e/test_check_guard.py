@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import harness.checker
-import harness.runner.coordinator
 from harness.checker import CheckResult
+from harness.checker.stream import StreamChecker
 from harness.cli import cli
 from harness.runner.coordinator import run
 from harness.scenario import load_scenario
@@ -25,7 +25,7 @@ def _raise(*_: object, **__: object) -> CheckResult:
 
 def test_a_run_whose_checker_raises_reports_unknown_with_the_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(harness.runner.coordinator, "check", _raise)
+    monkeypatch.setattr(StreamChecker, "finish", _raise)
     sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(seed=3, ops=30)
     res = run(sc, reports=tmp_path)
     assert res.result.valid is None
@@ -42,6 +42,8 @@ def test_harness_check_whose_checker_raises_says_unknown_and_exits_3(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(seed=4, ops=30)
     run_dir = run(sc, reports=tmp_path).run_dir
+    # a run directory is checked through the streaming path, a history file by check()
+    monkeypatch.setattr(StreamChecker, "finish", _raise)
     monkeypatch.setattr(harness.checker, "check", _raise)
     out = CliRunner().invoke(cli, ["check", str(run_dir)])
     assert out.exit_code == 3, out.output

@@ -15,9 +15,9 @@ from typing import Any
 import orjson
 import pytest
 
-import harness.runner.coordinator as coordinator
 from harness.errors import ScenarioError, TargetError
 from harness.runner.coordinator import run
+from harness.runner.streaming import RunStream
 from harness.scenario import Scenario, from_dict, load_scenario
 
 HERE = Path(__file__).resolve().parent
@@ -152,7 +152,7 @@ def test_a_signal_after_the_workers_lets_the_check_finish_and_writes_the_report(
 def test_a_second_signal_during_the_check_cuts_it_short_and_the_verdict_is_unknown(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capfd: pytest.CaptureFixture[str]) -> None:
-    real = coordinator.check
+    real = RunStream.finish
 
     def check_signalled(*args: Any, **kw: Any) -> Any:
         os.kill(os.getpid(), signal.SIGINT)  # the first: the check goes on
@@ -160,7 +160,7 @@ def test_a_second_signal_during_the_check_cuts_it_short_and_the_verdict_is_unkno
         os.kill(os.getpid(), signal.SIGINT)  # the second: cut here
         return real(*args, **kw)
 
-    monkeypatch.setattr(coordinator, "check", check_signalled)
+    monkeypatch.setattr(RunStream, "finish", check_signalled)
     sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(seed=3, ops=40)
     res = run(sc, reports=tmp_path)
     assert (res.verdict, res.exit_code) == ("unknown", 3)
@@ -173,30 +173,16 @@ def test_a_second_signal_during_the_check_cuts_it_short_and_the_verdict_is_unkno
 def test_a_signal_during_the_check_lets_it_finish(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capfd: pytest.CaptureFixture[str]) -> None:
-    real = coordinator.check
+    real = RunStream.finish
 
     def check_signalled(*args: Any, **kw: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)
         return real(*args, **kw)
 
-    monkeypatch.setattr(coordinator, "check", check_signalled)
+    monkeypatch.setattr(RunStream, "finish", check_signalled)
     sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(seed=4, ops=40)
     res = run(sc, reports=tmp_path)
     assert res.verdict == "pass" and res.result.valid is True
     assert "SIGTERM: letting the check finish" in capfd.readouterr().err
     assert _report(res)["check"]["valid"] is True
 
-
-def test_a_store_slow_to_open_starts_the_clock_once_its_workers_are_open(
-        tmp_path: Path) -> None:
-    sc = load_scenario(SCENARIOS / "chaos-sqlite.toml").with_overrides(
-        seed=7, duration=4.0, store="ending_stores:SlowOpenStore")
-    res = run(sc, reports=tmp_path)
-    data = _report(res)
-    first = [w for w in data["workers"] if w["process"] == w["slot"]]
-    assert len(first) == 4 and all(w["open_s"] >= 8 for w in first), first
-    kinds = data["faults"]["kinds"]
-    assert sum(k["in_flight"] for k in kinds.values()) > 0, kinds
-    assert data["stats"]["worker_ops"] > 100
-    assert (res.verdict, res.exit_code) == ("pass", 0), (res.problems, res.result.counts())
-    assert data["opening"]["run_seconds"] > 0  # the replacements opened too

@@ -40,5 +40,11 @@ def controller_for(sc: Scenario, plan: Plan, run_dir: Path | None = None) -> Con
         return None
     from harness.plan import step_estimate
 
+    streams = [[(o.f, o.session) for o in s] for s in plan.materialize()]  # finite here
+
+    def ops(slot: int, n: int) -> tuple[str, str] | None:
+        s = streams[slot] if 0 <= slot < len(streams) else []
+        return s[n] if 0 <= n < len(s) else None
+
     return Controller(spec, plan.seed, plan.workers, steps_estimate=step_estimate(plan),
-                      run_dir=run_dir)
+                      run_dir=run_dir, ops=ops)

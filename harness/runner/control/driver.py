@@ -37,13 +37,17 @@ from typing import TYPE_CHECKING, Any
 from harness.runner.control.hooks import Attach
 from harness.runner.control.strategies import Sequential, Strategy, make_strategy
 from harness.runner.control.trace import Trace
+from harness.runner.control.windows import command_windows
 from harness.scenario_control import ControlSpec
 
 if TYPE_CHECKING:
     from harness.runner.launch import Handle
     from harness.runner.nemesis.stepped import SteppedNemesis
 
-__all__ = ["Controller", "socket_dir"]
+__all__ = ["Controller", "OpTable", "socket_dir"]
+
+#: (slot, op index) -> (kind, session) of that planned op, None past the plan.
+OpTable = Callable[[int, int], "tuple[str, str] | None"]
 
 READY, RUNNING, BLOCKED, DONE = range(4)
 _HEAD = struct.Struct("<ciB")
@@ -120,7 +124,7 @@ def _alive(pid: int) -> bool:
 
 
 class _Worker:
-    __slots__ = ("busy", "fd", "label", "lockwait", "op", "slot", "sock", "state")
+    __slots__ = ("busy", "fd", "granted", "label", "lockwait", "op", "slot", "sock", "state")
 
     def __init__(self, slot: int) -> None:
         self.slot = slot
@@ -128,16 +132,36 @@ class _Worker:
         self.fd = -1
         self.state = RUNNING  # until its start point arrives
         self.op = -1
+        self.granted = -2  # the op of its last grant: at a point of that op again = mid-op
         self.label = ""
         self.busy = False
         self.lockwait = False
+
+
+class _View:
+    """Where each worker stands (:class:`harness.runner.control.strategies.View`)."""
+
+    def __init__(self, workers: dict[int, _Worker], ops: OpTable) -> None:
+        self.workers = workers
+        self.ops = ops
+
+    def op_index(self, slot: int) -> int:
+        return self.workers[slot].op
+
+    def op(self, slot: int) -> tuple[str, str] | None:
+        n = self.workers[slot].op
+        return self.ops(slot, n) if n >= 0 else None
+
+    def mid_op(self, slot: int) -> bool:
+        w = self.workers[slot]
+        return w.op >= 0 and w.op == w.granted
 
 
 class Controller:
     """Listens for the workers of one run and drives them (see the module docstring)."""
 
     def __init__(self, spec: ControlSpec, seed: int, workers: int, steps_estimate: int,
-                 run_dir: Path | None = None) -> None:
+                 run_dir: Path | None = None, ops: OpTable = lambda _slot, _n: None) -> None:
         self.spec = spec
         self.bound = spec.block_ms / 1000.0
         self.dir, self.temporary = socket_dir(run_dir)  # see socket_dir: where, and why
@@ -162,6 +186,8 @@ class Controller:
         self.strategy: Strategy = make_strategy(
             spec.strategy, seed, workers, spec.depth, spec.steps or steps_estimate)
         self.fallback = Sequential()
+        self.ops = ops
+        self.view = _View(self.workers, ops)
         self.trace = Trace(name, seed, workers, replayed=spec.trace is not None)
         self.nemesis: SteppedNemesis | None = None
         self.fault_k = -1  # the last decision before which faults were applied
@@ -250,6 +276,7 @@ class Controller:
             t.busy.append(len(t.grants))
         t.grants.append(w.slot)
         t.ops.append(w.op)
+        w.granted = w.op
         t.points.append(w.label)
         if w.label in _RELEASES:  # this step may free a lock: the waiters may try again
             for other in self.workers.values():
@@ -303,7 +330,7 @@ class Controller:
                 return None
             eligible = [w.slot for w in ready]
         strat = self.fallback if self.replay is not None else self.strategy
-        return self.workers[strat.choose(eligible, len(self.trace.grants))]
+        return self.workers[strat.choose(eligible, len(self.trace.grants), self.view)]
 
     def _follow(self) -> _Worker | None:
         assert self.replay is not None
@@ -399,7 +426,7 @@ class Controller:
             self.socks.pop(w.fd).close()
             self.bufs.pop(w.fd, None)
             self.by_fd.pop(w.fd, None)
-        w.sock, w.fd, w.busy = None, -1, False
+        w.sock, w.fd, w.busy, w.granted = None, -1, False, -2
         self.unlock()  # its locks died with it
         if proc is None:
             w.state = DONE
@@ -438,7 +465,12 @@ class Controller:
             with suppress(OSError):
                 os.rmdir(self.dir)
 
+    def summary(self) -> dict[str, Any]:
+        """The trace's summary, with the command windows its grants opened
+        (:func:`harness.runner.control.windows.command_windows`)."""
+        return self.trace.summary() | {"windows": command_windows(self.trace, self.ops)}
+
     def write(self, run_dir: Path) -> None:
         if self.nemesis is not None:
             self.trace.faults = self.nemesis.record()
-        self.trace.write(run_dir)
+        self.trace.write(run_dir, self.summary())

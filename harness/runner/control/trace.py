@@ -73,9 +73,10 @@ class Trace:
         return [{k: f[k] for k in STEPPED_KEYS if k in f}
                 for f in sorted(self.faults, key=lambda f: int(f["id"]))]
 
-    def write(self, run_dir: Path) -> None:
+    def write(self, run_dir: Path, summary: dict[str, Any] | None = None) -> None:
+        """Write ``trace.json``, with ``summary`` (default: :meth:`summary`)."""
         d = asdict(self)
-        d["summary"] = self.summary()
+        d["summary"] = summary if summary is not None else self.summary()
         (run_dir / TRACE_FILE).write_bytes(orjson.dumps(d))
 
 

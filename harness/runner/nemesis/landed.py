@@ -3,19 +3,143 @@ flight, and how the ops ended while it lasted."""
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from harness.history import Event, pair_ops
+from harness.history import Event, is_reader
 
-__all__ = ["WRITES", "fault_summary"]
+__all__ = ["RECORDS_MAX", "WRITES", "Landing", "fault_summary"]
 
 WRITES = frozenset({"append", "snapshot", "rollback"})
+#: Faults written one by one in the report (the rest are in the per-kind counts).
+RECORDS_MAX = 500
 
 
-def fault_summary(events: Sequence[Event], faults: Sequence[dict[str, Any]]) -> dict[str, Any]:
+class Landing:
+    """Where the faults landed, folded one event at a time (:meth:`feed`, merged order);
+    :meth:`summary` gives what :func:`fault_summary` gives on the whole history.
+
+    State: each worker process's op in flight, and per fault applied the ops it caught
+    and, while it lasts, a count of the worker ops that failed or ended unknown. (At the
+    very same nanosecond as a fault's start, an op's completion counts as before it, as
+    the merge puts workers' events first.)"""
+
+    def __init__(self, faults: Sequence[dict[str, Any]]) -> None:
+        self.faults = tuple(faults)
+        self.t0: int | None = None
+        self.open: dict[Any, tuple[str, int]] = {}  # worker process -> (f, invoke index)
+        self.waiting: dict[Any, list[dict[str, Any]]] = {}  # process -> caught, outcome due
+        self.rank: dict[Any, int] = {}  # the order pair_ops first closes an op of each
+        self.started: dict[int, tuple[int, dict[str, Any]]] = {}
+        self.caught: dict[int, list[dict[str, Any]]] = {}
+        self.windows: dict[int, tuple[set[Any] | None, list[int]]] = {}
+        self.errors: dict[int, int] = {}
+
+    def feed(self, e: Event) -> None:
+        if self.t0 is None:
+            self.t0 = e.time
+        p = e.process
+        if p == "nemesis":
+            self._fault(e)
+            return
+        if is_reader(p):
+            return
+        try:
+            pending = p in self.open
+        except TypeError:  # an unhashable process: pair_ops skips it
+            return
+        if e.type == "invoke":
+            if pending:
+                self._close(p, None)  # never completed: pair_ops closes it here
+            self.open[p] = (e.f, e.index)
+        elif pending:
+            self._close(p, e.type)
+            if e.type in ("fail", "info"):
+                for targets, n in self.windows.values():
+                    if targets is None or p in targets:
+                        n[0] += 1
+
+    def _close(self, p: Any, outcome: str | None) -> None:
+        del self.open[p]
+        self.rank.setdefault(p, len(self.rank))
+        for c in self.waiting.pop(p, ()):
+            c["outcome"] = outcome
+
+    def _fault(self, e: Event) -> None:
+        v = e.value
+        if not isinstance(v, dict) or "id" not in v:
+            return
+        fid = v["id"]
+        if v.get("phase") == "end":
+            window = self.windows.pop(fid, None)
+            if window is not None:
+                self.errors[fid] = window[1][0]
+            return
+        if fid in self.started:
+            return
+        self.started[fid] = (e.time, v)
+        if "skipped" in v:
+            return
+        target = v.get("process")
+        procs = list(self.open) if target is None else [target] if target in self.open else []
+        caught = []
+        for q in procs:
+            c = {"process": q, "f": self.open[q][0], "outcome": None}
+            caught.append(c)
+            self.waiting.setdefault(q, []).append(c)
+        self.caught[fid] = caught
+        self.windows[fid] = (None if target is None else {target}, [0])
+        if e.f == "kill" and "process" in v and v["process"] in self.open:
+            # its op never completes, and is no longer in flight once the process is dead
+            del self.open[v["process"]]
+            self.waiting.pop(v["process"], None)
+
+    def summary(self) -> dict[str, Any]:
+        """See :func:`fault_summary`."""
+        ranks = dict(self.rank)
+        for p, _ in sorted(self.open.items(), key=lambda kv: kv[1][1]):
+            ranks.setdefault(p, len(ranks))  # open at the end: pair_ops closes them last
+        kinds: dict[str, dict[str, Any]] = {}
+        records: list[dict[str, Any]] = []
+        for f in self.faults:
+            k = kinds.setdefault(f["kind"], {"scheduled": 0, "applied": 0, "skipped": 0,
+                                             "in_flight": 0, "in_flight_writes": 0,
+                                             "ops": Counter(), "outcomes": Counter(),
+                                             "errors_during": 0})
+            k["scheduled"] += 1
+            found = self.started.get(f["id"])
+            if found is None:
+                continue
+            t, v = found
+            if "skipped" in v:
+                k["skipped"] += 1
+                continue
+            k["applied"] += 1
+            caught = sorted((dict(c) for c in self.caught.get(f["id"], ())),
+                            key=lambda c: ranks.get(c["process"], len(ranks)))
+            k["in_flight"] += bool(caught)
+            k["in_flight_writes"] += any(c["f"] in WRITES for c in caught)
+            k["ops"].update(c["f"] for c in caught)
+            k["outcomes"].update(str(c["outcome"]) for c in caught)
+            errors = self.errors.get(f["id"], 0)
+            k["errors_during"] += errors
+            if len(records) < RECORDS_MAX:
+                records.append({"id": f["id"], "kind": f["kind"],
+                                "at": round((t - (self.t0 or 0)) / 1e9, 4),
+                                **{x: v[x] for x in ("slot", "process", "step", "op", "point")
+                                   if x in v},
+                                "in_flight": caught, "errors_during": errors})
+        for k in kinds.values():
+            k["ops"], k["outcomes"] = dict(k["ops"]), dict(k["outcomes"])
+        applied = sum(k["applied"] for k in kinds.values())
+        skipped = sum(k["skipped"] for k in kinds.values())
+        return {"scheduled": len(self.faults), "applied": applied, "skipped": skipped,
+                "not_reached": len(self.faults) - applied - skipped, "kinds": kinds,
+                "faults": records}
+
+
+def fault_summary(events: Iterable[Event], faults: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Where the faults landed, from the history alone (a pure function).
 
     For each fault applied: the ops its target had in flight at that instant (the slot's
@@ -23,87 +147,9 @@ def fault_summary(events: Sequence[Event], faults: Sequence[dict[str, Any]]) -> 
     ended (``None``: never, as after a kill); for faults with a duration, the worker
     ops that failed or ended unknown while it lasted. Per kind: how many were scheduled,
     applied and skipped, how many caught an op in flight, a write in flight, and how
-    those ops ended. A schedule whose faults never catch an op in flight proves little."""
-    ops = _OpIndex(events)
-    t0 = events[0].time if events else 0
-    starts: dict[int, Event] = {}
-    ends: dict[int, Event] = {}
+    those ops ended; the first :data:`RECORDS_MAX` faults one by one. A schedule whose
+    faults never catch an op in flight proves little."""
+    fold = Landing(faults)
     for e in events:
-        if e.process == "nemesis" and isinstance(e.value, dict) and "id" in e.value:
-            (ends if e.value.get("phase") == "end" else starts).setdefault(e.value["id"], e)
-    kinds: dict[str, dict[str, Any]] = {}
-    records = []
-    for f in faults:
-        k = kinds.setdefault(f["kind"], {"scheduled": 0, "applied": 0, "skipped": 0,
-                                         "in_flight": 0, "in_flight_writes": 0,
-                                         "ops": Counter(), "outcomes": Counter(),
-                                         "errors_during": 0})
-        k["scheduled"] += 1
-        ev = starts.get(f["id"])
-        if ev is None:
-            continue
-        if "skipped" in ev.value:
-            k["skipped"] += 1
-            continue
-        k["applied"] += 1
-        target = ev.value.get("process")
-        caught = ops.in_flight(ev.time, None if target is None else [target])
-        k["in_flight"] += bool(caught)
-        k["in_flight_writes"] += any(c["f"] in WRITES for c in caught)
-        k["ops"].update(c["f"] for c in caught)
-        k["outcomes"].update(str(c["outcome"]) for c in caught)
-        end = ends.get(f["id"])
-        errors = ops.errors_between(ev.time, end.time, None if target is None else [target]) \
-            if end is not None else 0
-        k["errors_during"] += errors
-        records.append({"id": f["id"], "kind": f["kind"], "at": round((ev.time - t0) / 1e9, 4),
-                        **{x: ev.value[x] for x in ("slot", "process", "step", "op", "point")
-                           if x in ev.value},
-                        "in_flight": caught, "errors_during": errors})
-    for k in kinds.values():
-        k["ops"], k["outcomes"] = dict(k["ops"]), dict(k["outcomes"])
-    applied = sum(k["applied"] for k in kinds.values())
-    skipped = sum(k["skipped"] for k in kinds.values())
-    return {"scheduled": len(faults), "applied": applied, "skipped": skipped,
-            "not_reached": len(faults) - applied - skipped, "kinds": kinds,
-            "faults": records[:500]}
-
-
-class _OpIndex:
-    """Worker ops by process, for "what was in flight at time t" questions."""
-
-    def __init__(self, events: Sequence[Event]) -> None:
-        self.by_proc: dict[Any, list[tuple[int, float, str, str | None]]] = {}
-        self.errors: dict[Any, list[int]] = {}
-        # A killed process's last op never completes, but it is no longer in flight once
-        # the process is dead: it ends just after the kill (not at infinity).
-        self.killed = {e.value["process"]: e.time + 1 for e in events
-                       if e.process == "nemesis" and e.f == "kill"
-                       and isinstance(e.value, dict) and "process" in e.value}
-        for inv, done in pair_ops(events):
-            if inv.process in ("nemesis", "final"):
-                continue
-            self._add(inv, done)
-            if done is not None and done.type in ("fail", "info"):
-                self.errors.setdefault(inv.process, []).append(done.time)
-        self.starts = {p: [o[0] for o in v] for p, v in self.by_proc.items()}
-
-    def _add(self, inv: Event, done: Event | None) -> None:
-        end = done.time if done else self.killed.get(inv.process, float("inf"))
-        self.by_proc.setdefault(inv.process, []).append(
-            (inv.time, end, inv.f, done.type if done else None))
-
-    def in_flight(self, t: int, procs: list[Any] | None) -> list[dict[str, Any]]:
-        out = []
-        for p in self.by_proc if procs is None else procs:
-            i = bisect.bisect_right(self.starts.get(p, []), t) - 1
-            if i >= 0:
-                _, end, f, outcome = self.by_proc[p][i]
-                if end > t:
-                    out.append({"process": p, "f": f, "outcome": outcome})
-        return out
-
-    def errors_between(self, a: int, b: int, procs: list[Any] | None) -> int:
-        """Ops of ``procs`` (every worker: None) that failed or ended unknown in [a, b]."""
-        return sum(bisect.bisect_right(t, b) - bisect.bisect_left(t, a)
-                   for p, t in self.errors.items() if procs is None or p in procs)
+        fold.feed(e)
+    return fold.summary()

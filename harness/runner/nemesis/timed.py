@@ -112,6 +112,8 @@ class Nemesis:
         self.memos: dict[str, Any] = {}
         self.closers: list[Callable[[], None]] = []
         self.helpers: list[tuple[Any, Callable[[], None]]] = []
+        self.helper_logs: dict[int, Path] = {}  # id(proc) -> the log a live helper writes
+        self.finished_logs: set[Path] = set()  # the logs of helpers reaped since
         self.spawned: list[Any] = []  # replacement processes since the last tick
         self.link = ServerLink(target.url) if target.kind == "redis" else None
 
@@ -144,6 +146,9 @@ class Nemesis:
         for h in [h for h in self.helpers if not h[0].is_alive()]:
             h[0].join()
             self.helpers.remove(h)
+            log = self.helper_logs.pop(id(h[0]), None)
+            if log is not None:
+                self.finished_logs.add(log)
         new, self.spawned = self.spawned, []
         return new
 
@@ -202,5 +207,8 @@ class Nemesis:
     def at_close(self, fn: Callable[[], None]) -> None:
         self.closers.append(fn)
 
-    def helper(self, fault: Fault, proc: Any, cut: Callable[[], None]) -> None:
+    def helper(self, fault: Fault, proc: Any, cut: Callable[[], None],
+               log: Path | None = None) -> None:
         self.helpers.append((proc, cut))
+        if log is not None:
+            self.helper_logs[id(proc)] = log

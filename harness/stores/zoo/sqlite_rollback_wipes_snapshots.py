@@ -9,7 +9,6 @@ listings come back empty. Caught as ``vanished-checkpoint``.
 
 from __future__ import annotations
 
-from harness.errors import SnapshotNotFound
 from harness.stores.declare import Declared
 from harness.stores.sqlite import SqliteStore, immediate
 
@@ -17,10 +16,7 @@ from harness.stores.sqlite import SqliteStore, immediate
 class RollbackWipesSnapshotsStore(SqliteStore):
     def rollback(self, session: str, snapshot_id: str) -> None:
         with immediate(self.conn):
-            if not self.conn.execute(
-                "SELECT 1 FROM snapshots WHERE id = ? AND session = ?", (snapshot_id, session)
-            ).fetchone():
-                raise SnapshotNotFound(snapshot_id)
+            self.require_snapshot(session, snapshot_id)
             self.conn.execute("DELETE FROM turns WHERE session = ?", (session,))
             self.conn.execute(
                 "INSERT INTO turns (session, seq, role, content) "
