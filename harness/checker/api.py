@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.checker.fast import check_fast
 from harness.checker.result import CheckResult
@@ -15,22 +16,26 @@ __all__ = ["check", "check_path"]
 def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.0) -> CheckResult:
     """Judge a merged history (``harness.history.merge`` order, ``Event.index`` = position).
 
-    The fast checker always runs; it never reports a violation a correct store can
-    produce. With ``exact=True`` each session whose ops the fast checker found no fault
-    in is also searched for a linearization (Wing-Gong, per session) within ``budget_s``
-    seconds in all; a session the search could not finish makes ``valid`` None (unknown,
-    never a pass) unless some violation was found.
+    The fast rules run first on each session; they never report a violation a correct
+    store can produce. Every session they find nothing in is then decided exactly
+    (:class:`harness.checker.exact.Prover`): proven linearizable, or refuted with the ops
+    that cannot be ordered. By default each session gets at most
+    :data:`~harness.checker.exact.SESSION_BUDGET_S` and all of them ``budget_s``; a session
+    left undecided keeps the fast verdict and is named in
+    ``stats["exact"]["sessions_unknown"]`` (a pass, not a proof). With ``exact=True`` the
+    sessions share ``budget_s`` and an undecided one makes ``valid`` None (unknown, never a
+    pass) unless some violation was found.
 
     >>> check([]).valid
     True
     """
-    flagged: set[str] = set()
-    fast = check_fast(events, flagged)
-    if not exact:
-        return fast
-    from harness.checker.exact import check_exact, merge_results
+    from harness.checker.exact import SESSION_BUDGET_S, Prover
 
-    return merge_results(fast, check_exact(events, budget_s=budget_s, skip=flagged))
+    prover = Prover(total_s=budget_s, session_s=None if exact else SESSION_BUDGET_S)
+    res = check_fast(events, prover=prover)
+    if exact and res.valid and prover.tally.unknown:
+        return replace(res, valid=None)
+    return res
 
 
 def check_path(path: str | os.PathLike[str], *, exact: bool = False, budget_s: float = 30.0) -> CheckResult:

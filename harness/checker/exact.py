@@ -12,65 +12,59 @@ not place and the state it expected there.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from harness.checker.chain import UNORDERED, Backward, Chain, decide
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
+from harness.checker.frontier import search
+from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, linearize
-from harness.checker.model import ModelOp
-from harness.checker.ops import INF, SessionOps, describe, group_by_session, short
+from harness.checker.model import GHOST, INIT, ModelOp, step
+from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
 from harness.checker.order_tree import read_tokens
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["check_exact", "merge_results", "session_ops"]
+__all__ = ["SESSION_BUDGET_S", "Prover", "Tally", "check_exact", "judge", "replays", "session_ops"]
 
 
 def check_exact(
-    events: Sequence[Event], *, budget_s: float = 30.0, skip: Collection[str] = ()
+    events: Sequence[Event], *, budget_s: float = 30.0, skip: Collection[str] = (),
+    session_budget_s: float | None = None,
 ) -> CheckResult:
-    """Search every session (but those in ``skip``) for a linearization, ``budget_s``
-    seconds in all. ``valid`` is False if some session has none (or has an unreadable
-    read), None if some session could not be decided in time, else True."""
+    """Decide every session (but those in ``skip``), ``budget_s`` seconds in all and at
+    most ``session_budget_s`` for one (None: a fair share of what is left). ``valid`` is
+    False if some session has no linearization (or has an unreadable read), None if some
+    session could not be decided in time, else True: every session was proven."""
     t0 = time.monotonic()
     deadline = t0 + budget_s
     sessions, n_ops = group_by_session(events)
     found = Evidence()
-    unknown: list[str] = []
-    searched = explored = 0
+    tally = Tally()
     todo = [name for name in sessions if name not in skip]
     for n, name in enumerate(todo):
-        so = sessions[name]
         now = time.monotonic()
         if now > deadline:
-            unknown.append(name)
+            tally.unknown.append(name)
             continue
         # a fair share of what is left (twice that: easy sessions leave most of theirs),
         # so one hard session cannot starve all the others
         share = min(deadline, now + 2 * (deadline - now) / (len(todo) - n))
-        try:
-            ops = session_ops(so, found)
-        except _Unmodelled:
-            unknown.append(name)
-            continue
-        out = linearize(ops, share)
-        searched += 1
-        explored += out.explored
-        if out.ok is None:
-            unknown.append(name)
-        elif out.ok is False:
-            _explain(so, ops, out, found)
+        if session_budget_s is not None:
+            share = min(share, now + session_budget_s)
+        judge(sessions[name], found, share, tally)
     valid: bool | None = found.count() == 0
-    if valid and unknown:
+    if valid and tally.unknown:
         valid = None
     stats: dict[str, Any] = {
         "checker": "exact",
         "ops": n_ops,
         "sessions": len(sessions),
-        "sessions_searched": searched,
-        "sessions_unknown": sorted(unknown),
-        "states_explored": explored,
+        **tally.stats(),
         "budget_s": budget_s,
         "seconds": round(time.monotonic() - t0, 6),
         "violations_by_kind": dict(found.totals),
@@ -79,19 +73,115 @@ def check_exact(
                        totals=dict(found.totals))
 
 
-def merge_results(fast: CheckResult, exact: CheckResult) -> CheckResult:
-    """The fast checker's verdict refined by the exact one: False if either found a
-    violation, else None if the exact search was cut short, else True."""
-    violations = fast.violations + exact.violations
-    valid: bool | None = not (fast.total() or exact.total())
-    if valid and exact.valid is None:
-        valid = None
-    stats = dict(fast.stats)
-    stats["exact"] = exact.stats
-    totals = dict(fast.counts())
-    for kind, n in exact.counts().items():
-        totals[kind] = totals.get(kind, 0) + n
-    return CheckResult(valid=valid, violations=violations, stats=stats, totals=totals)
+@dataclass(slots=True)
+class Tally:
+    """What the exact judge did over a run's sessions: how many it proved linearizable
+    (without search, or by search), refuted, and could not decide in time (by name)."""
+
+    proven: int = 0
+    by_chain: int = 0
+    refuted: int = 0
+    explored: int = 0
+    unknown: list[str] = field(default_factory=list)
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "sessions_proven": self.proven,
+            "sessions_proven_without_search": self.by_chain,
+            "sessions_refuted": self.refuted,
+            "sessions_searched": self.proven - self.by_chain + self.refuted,
+            "sessions_unknown": sorted(self.unknown),
+            "states_explored": self.explored,
+        }
+
+
+#: The default check's time for one session's exact decision: a session the search cannot
+#: decide within it keeps the fast rules' verdict and is named as not proven.
+SESSION_BUDGET_S = 0.5
+
+
+@dataclass(slots=True)
+class Prover:
+    """Exact decisions, one session at a time, within a budget: ``session_s`` seconds at
+    most for one (None: whatever is left), ``total_s`` for all of them, counted from the
+    first. What it did is in ``tally``; ``stats()`` goes into a check's stats as
+    ``"exact"``."""
+
+    total_s: float = 30.0
+    session_s: float | None = SESSION_BUDGET_S
+    tally: Tally = field(default_factory=lambda: Tally())
+    _end: float = 0.0
+
+    def judge(self, so: SessionOps, found: Evidence) -> bool | None:
+        """:func:`judge` one session within its share of the budget."""
+        now = time.monotonic()
+        if not self._end:
+            self._end = now + self.total_s
+        deadline = self._end if self.session_s is None else min(self._end, now + self.session_s)
+        return judge(so, found, deadline, self.tally)
+
+    def stats(self) -> dict[str, Any]:
+        return {**self.tally.stats(), "budget_s": self.total_s,
+                "session_budget_s": self.session_s}
+
+
+def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally) -> bool | None:
+    """Decide one session by ``deadline`` (a ``time.monotonic()`` value): True when it is
+    proven linearizable (its linearization replayed through the model), False when it has
+    none (its violations added to ``found``), None when undecided (named in ``tally``).
+    A session without a rollback that must take effect is decided without search
+    (:mod:`~harness.checker.chain`); the others by :func:`~harness.checker.linearize.linearize`."""
+    before = found.count()
+    try:
+        ops = session_ops(so, found)
+    except _Unmodelled:
+        tally.unknown.append(so.session)
+        return None
+    if found.count() > before:
+        tally.refuted += 1
+        return False  # an unreadable read or listing: reported by session_ops
+    decided = decide(ops, deadline)
+    if isinstance(decided, Chain):
+        if not replays(decided.order) or not replays(decided.ids):
+            raise AssertionError(f"session {so.session!r}: a chain that does not replay")
+        tally.proven += 1
+        tally.by_chain += 1
+        return True
+    if decided is None:
+        if time.monotonic() > deadline:  # no time left for a search
+            tally.unknown.append(so.session)
+            return None
+        out = search(ops, deadline)
+        tally.explored += out.explored
+        if out.ok is None:
+            tally.unknown.append(so.session)
+            return None
+        if out.ok:
+            if not replays(certify([ops[k] for k in out.order], out.path)):
+                raise AssertionError(f"session {so.session!r}: a linearization that does not replay")
+            tally.proven += 1
+            return True
+        _explain(so, ops, out, found)
+    else:
+        _explain(so, ops, decided, found)
+    tally.refuted += 1
+    return False
+
+
+def replays(order: Sequence[ModelOp]) -> bool:
+    """Whether ``order`` is a linearization, checked independently of the search that
+    found it: no op in it completed before an op placed earlier was invoked, and the model
+    (:func:`~harness.checker.model.step`) explains every result in that order."""
+    latest = NEG
+    states = [INIT]
+    for op in order:
+        if op.hi < latest:
+            return False
+        latest = max(latest, op.lo)
+        states = list(dict.fromkeys(s2 for s in states for s2 in step(s, op)))
+        if not states:
+            return False
+    return True
 
 
 def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
@@ -119,6 +209,7 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
                 add("read", inv, comp, comp.time, out=tuple(map(_turn, comp.value)))
     created = _snapshot_ops(so, add)
     referenced = _rollback_ops(so, add)
+    targeted = set(referenced)  # ids a rollback may restore: only their content matters
     for inv, comp in so.lists:
         if comp is not None and comp.type in ("ok", "fail"):
             v = comp.value
@@ -128,10 +219,11 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
             else:
                 referenced.update(v)
                 add("list", inv, comp, comp.time, out=frozenset(v))
-    return _tighten(ops, tuple(sorted(referenced - created)))
+    return _tighten(ops, tuple(sorted(referenced - created)), frozenset(targeted))
 
 
-def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...]) -> list[ModelOp]:
+def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
+             targeted: frozenset[str]) -> list[ModelOp]:
     """Equivalent ops that are cheaper to search.
 
     An unknown-outcome append whose turn no read shows may as well never have happened
@@ -140,27 +232,47 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...]) -> list[ModelOp]:
     An append whose turn a read shows can only have taken effect on the state that read
     shows before the turn (:mod:`~harness.checker.order_tree` proves why): that is its ``out``.
     An unknown-outcome snapshot can only have created a fresh id when no id lacks its
-    creator, which no later op can observe but a listing would contradict: drop it."""
+    creator, which no later op can observe but a listing would contradict: drop it. A
+    snapshot whose id no rollback targets keeps no content (``snapshot-id``): only a
+    rollback reads a snapshot's content, so the states it would tell apart are the same
+    to every op, and the search merges them. An acknowledged append no read shows appends
+    :data:`~harness.checker.model.GHOST`, the same turn for all of them: no op tells two
+    such turns apart (no read shows one, no append's parent holds one), so states that
+    differ only in which of them they hold, or in their order, are one for the search."""
     first_seen: dict[str, int] = {}
-    before: dict[str, tuple[str, ...]] = {}
+    where: dict[str, tuple[tuple[str, ...], int]] = {}  # the first read showing t, t's place
     for o in ops:
         if o.kind == "read":
-            for i, t in enumerate(o.out):
-                if o.hi < first_seen.get(t, INF):
-                    first_seen[t] = o.hi
-                before.setdefault(t, o.out[:i])
+            out_, hi = o.out, o.hi
+            for i, t in enumerate(out_):
+                seen = first_seen.get(t)
+                if seen is None:
+                    first_seen[t] = hi
+                    where[t] = (out_, i)
+                elif hi < seen:
+                    first_seen[t] = hi
     out: list[ModelOp] = []
+    appended = Counter(o.arg for o in ops if o.kind == "append")
     for o in ops:
-        if o.kind == "append":
+        if o.kind == "append" and appended[o.arg] > 1:
+            # A turn appended twice (a retry): which of the two a read shows is not known.
+            o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, None, o.inv, o.comp)
+        elif o.kind == "append":
             seen = first_seen.get(o.arg)
             if seen is None and o.hi == INF:
                 continue
             hi = o.hi if seen is None or o.hi != INF else max(seen, o.lo)
-            o = ModelOp(len(out), o.kind, o.lo, hi, o.arg, before.get(o.arg), o.inv, o.comp)
+            src = where.get(o.arg)
+            if src is None:  # acknowledged, and no read shows it: one ghost like any other
+                o = ModelOp(len(out), o.kind, o.lo, hi, GHOST, None, o.inv, o.comp)
+            else:
+                o = ModelOp(len(out), o.kind, o.lo, hi, o.arg, src[0][:src[1]], o.inv, o.comp)
         elif o.kind == "snapshot?":
             if not unexplained:
                 continue
             o = ModelOp(len(out), o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
+        elif o.kind == "snapshot" and o.out not in targeted:
+            o = ModelOp(len(out), "snapshot-id", o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
         else:
             o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
         out.append(o)
@@ -229,11 +341,12 @@ def _unreadable(session: str, what: str, inv: Event, comp: Event, found: Evidenc
     )
 
 
-def _explain(so: SessionOps, ops: list[ModelOp], out: Outcome, found: Evidence) -> None:
+def _explain(so: SessionOps, ops: list[ModelOp], why: Outcome | Backward | str,
+             found: Evidence) -> None:
     """Report why the session has no linearization. What the fast checker proves on the
-    session (a few ops that show the violation, named by its precise kind) beats the
-    search's deepest dead end, which only shows where the search gave up; the dead end is
-    reported when the fast checker finds nothing (``check`` searches only such sessions)."""
+    session (a few ops that show the violation, named by its precise kind) comes first;
+    then the pair of ops the chain found in the wrong order; then the search's deepest
+    dead end, which only shows where the search gave up."""
     from harness.checker.fast import check_sessions
 
     fast = Evidence()
@@ -243,22 +356,95 @@ def _explain(so: SessionOps, ops: list[ModelOp], out: Outcome, found: Evidence) 
             found.add(v.kind, v.session, ("fast", v.message), v.message, v.events)
     if any(k != "unreadable" for k in fast.totals):
         return
+    if isinstance(why, Backward):
+        x = why.later
+        if x.kind == "read" or (x.comp is not None and x.comp.type == "ok"):
+            _backward(so.session, why, found)
+            return
+        why = UNORDERED  # an unknown append's place comes from a read: let the search say
     session = so.session
-    op = out.stuck
-    assert op is not None and out.state is not None
-    turns, snaps = out.state
-    kind, detail = _kind(op, turns, {k for k, _ in snaps}, ops)
+    if isinstance(why, str):  # UNORDERED or "ids": where does a search get stuck?
+        why = linearize(ops, time.monotonic() + 5.0)
+        if why.ok is not False:  # pragma: no cover - the chain proved there is no order
+            found.add("incompatible-order" if why.ok is None else "lost-turn", session,
+                      ("exact", "chain"), f"No order of the {len(ops)} operations on session "
+                      f"{session!r} that respects real time explains their results.", [],
+                      blame=None)
+            return
+    op = why.stuck
+    assert op is not None and why.state is not None
+    turns = why.state[0]
+    ids = why.state[1] if len(why.state) == 4 else {k for k, _ in why.state[1]}  # lazy or eager
+    kind, detail = _kind(op, turns, set(ids), ops)
     who = describe(op.comp) if op.comp is not None else f"op {op.id}"
     found.add(
         kind,
         session,
         ("exact", op.id),
         f"No order of the {len(ops)} operations on session {session!r} that respects real "
-        f"time explains their results: after placing {out.depth} of them the search could "
+        f"time explains their results: after placing {why.depth} of them the search could "
         f"not place the {op.kind.rstrip('?')} by {who}, which {detail}.",
         [op.inv, op.comp],
         blame=op.comp,
     )
+
+
+def _backward(session: str, why: Backward, found: Evidence) -> None:
+    """The sentence for two ops in the wrong order (:class:`~harness.checker.chain.Backward`):
+    ``later`` (a read, or an acknowledged append) completed before ``earlier`` was
+    invoked, yet the reads put it after."""
+    x, y, w = why.later, why.earlier, why.witness
+    x_inv, x_ok, y_inv = _ev(x.inv), _ev(x.comp), _ev(y.inv)
+    evs = [x_inv, x_ok, y_inv, y.comp]
+    if x.kind == "append":
+        xt = short(_token(x))
+        if y.kind == "read":
+            kind = "lost-turn"
+            msg = (f"Turn {xt} was acknowledged ({describe(x_ok)}) before the read by "
+                   f"{describe(_ev(y.comp))} was invoked (event {y_inv.index}), yet that read "
+                   f"does not contain it, and no rollback can explain it.")
+        else:
+            yt = short(_token(y))
+            w_inv, w_ok = _ev(w.inv if w else None), _ev(w.comp if w else None)
+            evs += [w_inv, w_ok]
+            if w is not None and x.arg in w.out:
+                kind = "reordered-turns"
+                msg = (f"Turn {xt} was acknowledged ({describe(x_ok)}) before the append of "
+                       f"turn {yt} was invoked ({describe(y_inv)}), yet the read by "
+                       f"{describe(w_ok)} shows {yt} before {xt}.")
+            else:
+                kind = "lost-turn"
+                msg = (f"Turn {xt} was acknowledged ({describe(x_ok)}) before the append of "
+                       f"turn {yt} was invoked ({describe(y_inv)}), yet the read by "
+                       f"{describe(w_ok)} shows {yt} and does not contain {xt}, and no "
+                       f"rollback can explain it.")
+    elif y.kind == "read":
+        lost = short(_bare(x.out[len(y.out)]))  # y shows a prefix of what x showed
+        kind = "lost-turn"
+        msg = (f"Turn {lost} was shown by the read by {describe(x_ok)}, which completed before "
+               f"the read by {describe(_ev(y.comp))} was invoked (event {y_inv.index}), yet "
+               f"that later read does not contain it, and no rollback can explain it.")
+    else:
+        kind = "phantom-turn"
+        msg = (f"Turn {short(_token(y))} is shown by the read by {describe(x_ok)}, which "
+               f"completed before that turn's append was invoked ({describe(y_inv)}).")
+    found.add(kind, session, ("chain", x.id, y.id), msg, evs, blame=x_ok)
+
+
+def _token(append: ModelOp) -> str:
+    """The token an append op appended (its turn may be the ghost)."""
+    return str(_ev(append.inv).value[1])
+
+
+def _ev(e: Event | None) -> Event:
+    """An event the op must have (an acknowledged op's completion, any op's invocation)."""
+    assert e is not None
+    return e
+
+
+def _bare(turn: str) -> str:
+    """The token of a model turn (role and token joined by :data:`_SEP`)."""
+    return turn.split(_SEP)[-1]
 
 
 def _kind(op: ModelOp, turns: tuple[str, ...], ids: set[str], ops: list[ModelOp]) -> tuple[str, str]:
@@ -273,7 +459,7 @@ def _kind(op: ModelOp, turns: tuple[str, ...], ids: set[str], ops: list[ModelOp]
         if missing:
             return ("bad-rollback" if rb else "lost-turn"), detail
         return ("bad-rollback" if rb else "phantom-turn"), detail
-    if op.kind in ("list", "rollback-missing", "snapshot"):
+    if op.kind in ("list", "rollback-missing", "snapshot", "snapshot-id"):
         return "vanished-checkpoint", f"is inconsistent with the snapshots {_seq(sorted(ids))}"
     if op.kind == "rollback":
         return "bad-rollback", f"targets {short(op.arg)}, which the model does not hold"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.checker.checkpoints import check_checkpoints
 from harness.checker.conflicts import report_conflicts
@@ -34,12 +34,18 @@ from harness.checker.rollbacks import RollbackIndex
 from harness.checker.turns import OwnerLookup, Owners, TurnIndex, index_appends
 from harness.history import Event
 
+if TYPE_CHECKING:
+    from harness.checker.exact import Prover
+
 __all__ = ["check_fast", "check_sessions", "judge_session"]
 
 
-def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> CheckResult:
+def check_fast(events: Sequence[Event], flagged: set[str] | None = None,
+               prover: Prover | None = None) -> CheckResult:
     """Check a merged history with the fast checker; the name of every session with a
-    violation (its evidence kept or not) is added to ``flagged`` if given.
+    violation (its evidence kept or not) is added to ``flagged`` if given. With a
+    ``prover``, every session the fast rules find nothing in is then decided exactly
+    (:class:`harness.checker.exact.Prover`), in the same pass.
 
     >>> check_fast([]).valid
     True
@@ -52,7 +58,7 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> Chec
     try:
         sessions, n_ops = group_by_session(events)
         found = Evidence()
-        stats = check_sessions(sessions, found)
+        stats = check_sessions(sessions, found, prover)
         if flagged is not None:
             flagged.update(s for s in found.sessions if s is not None)
         # Free the per-session pairs while GC is still off: re-enabled with millions of
@@ -62,7 +68,7 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> Chec
         if gc_was_on:
             gc.enable()
     stats.update(
-        checker="fast",
+        checker="fast" if prover is None else "fast+exact",
         events=len(events),
         ops=n_ops,
         seconds=round(time.perf_counter() - t0, 6),
@@ -71,23 +77,31 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None) -> Chec
                        totals=dict(found.totals))
 
 
-def check_sessions(sessions: dict[str, SessionOps], found: Evidence) -> dict[str, Any]:
-    """Run the fast checks over grouped sessions into ``found``; returns the stats."""
+def check_sessions(sessions: dict[str, SessionOps], found: Evidence,
+                   prover: Prover | None = None) -> dict[str, Any]:
+    """Run the fast checks over grouped sessions into ``found`` (and the ``prover`` on each
+    session they pass); returns the stats."""
     indexes: dict[str, TurnIndex] = {name: index_appends(so.appends) for name, so in sessions.items()}
     owners = Owners(indexes)
     ambiguous = 0
     conflicts = 0
     for name, so in sessions.items():
+        before = found.count()
         amb, conf = judge_session(so, indexes[name], owners, found)
         ambiguous += amb
         conflicts += conf
-    return {
+        if prover is not None and found.count() == before:
+            prover.judge(so, found)
+    stats: dict[str, Any] = {
         "sessions": len(sessions),
         "ambiguous_sessions": ambiguous,
         "read_conflicts": conflicts,
         "violations_total": found.count(),
         "violations_by_kind": dict(found.totals),
     }
+    if prover is not None:
+        stats["exact"] = prover.stats()
+    return stats
 
 
 def judge_session(so: SessionOps, turns: TurnIndex, owners: OwnerLookup, found: Evidence) -> tuple[int, int]:

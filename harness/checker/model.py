@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.history import Event
 
-__all__ = ["INIT", "OP_KINDS", "ModelOp", "State", "step"]
+__all__ = ["GHOST", "INIT", "OP_KINDS", "ModelOp", "State", "step"]
 
 Turns = tuple[str, ...]
 Snaps = tuple[tuple[str, Turns], ...]
@@ -31,11 +31,16 @@ State = tuple[Turns, Snaps]
 
 INIT: State = ((), ())
 
-#: The kinds of ModelOp: append; read (ok); snapshot (ok, known id); snapshot? (outcome unknown);
+#: The turn of every acknowledged append that no read shows (see
+#: :func:`harness.checker.exact.session_ops`): nothing can tell such turns apart.
+GHOST = "\x00ghost"
+
+#: The kinds of ModelOp: append; read (ok); snapshot (ok, known id); snapshot-id (the same, its
+#: content not kept: no rollback targets it); snapshot? (outcome unknown);
 #: rollback (ok); rollback? (outcome unknown); rollback-missing (failed: "not found");
 #: list (ok list_snapshots).
-OP_KINDS = ("append", "read", "snapshot", "snapshot?", "rollback", "rollback?", "rollback-missing",
-         "list")
+OP_KINDS = ("append", "read", "snapshot", "snapshot-id", "snapshot?", "rollback", "rollback?",
+            "rollback-missing", "list")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,8 @@ def step(state: State, op: ModelOp) -> list[State]:
         return [state] if turns == op.out else []
     if kind == "snapshot":
         return [] if _get(snaps, op.out) is not None else [(turns, _put(snaps, op.out, turns))]
+    if kind == "snapshot-id":
+        return [] if _get(snaps, op.out) is not None else [(turns, _put(snaps, op.out, ()))]
     if kind == "snapshot?":
         return [(turns, _put(snaps, sid, turns)) for sid in op.arg if _get(snaps, sid) is None]
     if kind == "list":

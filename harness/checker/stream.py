@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.checker.evidence import CAP_PER_KIND, CAP_TOTAL, Evidence
+from harness.checker.exact import Prover
 from harness.checker.fast import judge_session
 from harness.checker.ops import INF, Pair, SessionOps
 from harness.checker.owner_table import RetiredOwners, writer_of
@@ -81,8 +82,10 @@ class StreamChecker:
     them (:meth:`retire`), read new violations as they are found
     (:meth:`violations_so_far`) and the verdict at the end (:meth:`finish`)."""
 
-    def __init__(self, owners: RetiredOwners | None = None) -> None:
+    def __init__(self, owners: RetiredOwners | None = None, prover: Prover | None = None) -> None:
         self._t0 = time.perf_counter()
+        #: decides each session the fast rules pass, as it is judged (the batch check's too)
+        self.prover = prover if prover is not None else Prover()
         self._events = 0
         self._ops = 0
         self._rank = 0
@@ -275,6 +278,8 @@ class StreamChecker:
         if lookup.unsettled and not self._finishing:
             live.held = True  # a turn nobody appended yet may still be: judge at finish
             return
+        if found.count() == 0:
+            self.prover.judge(so, found)
         assert live.rank is not None
         self._sessions += 1
         self._ambiguous += amb
@@ -320,7 +325,8 @@ class StreamChecker:
             "read_conflicts": self._conflicts,
             "violations_total": total,
             "violations_by_kind": dict(self._totals),
-            "checker": "fast",
+            "exact": self.prover.stats(),
+            "checker": "fast+exact",
             "events": self._events,
             "ops": self._ops,
             "seconds": round(time.perf_counter() - self._t0, 6),

@@ -33,6 +33,18 @@ class Params:
     p_fail: float = 0.05
     ties: bool = True
     weights: dict[str, int] = field(default_factory=lambda: dict(WEIGHTS))
+    #: a bug of the store, one of BUGS (None: a correct store)
+    bug: str | None = None
+
+
+#: Store bugs the simulator can have, each one way real stores break (the zoo's families):
+#: ``rmw-append`` reads the turns and writes them back with the new one, two steps apart;
+#: ``back-dated-append`` puts the turn where the list ended when the append was invoked;
+#: ``rollback-in-two-steps`` empties the turns, then restores the snapshot's, two steps
+#: apart; ``wrong-snapshot`` restores another snapshot of the session when there is one;
+#: ``snapshot-in-two-steps`` copies the first half of the turns, and the rest a step later.
+BUGS = ("rmw-append", "back-dated-append", "rollback-in-two-steps", "wrong-snapshot",
+        "snapshot-in-two-steps")
 
 
 @dataclass
@@ -43,6 +55,8 @@ class _Op:
     applied: bool = False
     result: Any = None
     error: str | None = None
+    half: Any = None  # a two-step bug: what the first step did
+    at: int = 0  # back-dated-append: the list's length at the invocation
 
 
 class _Sim:
@@ -92,7 +106,7 @@ class _Sim:
             ids = self.known[s]
             value = rng.choice(ids) if ids and rng.random() < 0.9 else "nope"
         self.emit(p, "invoke", f, s, value)
-        self.procs[p] = _Op(f, s, value)
+        self.procs[p] = _Op(f, s, value, at=len(self.turns[s]))
 
     def advance(self, p: int, op: _Op) -> None:
         r = self.rng.random()
@@ -122,8 +136,41 @@ class _Sim:
             self.procs[p] = None
 
     def apply(self, op: _Op) -> None:
-        op.applied = True
         turns, snaps = self.turns[op.s], self.snaps[op.s]
+        bug = self.prm.bug
+        if op.half is None and (
+                (bug == "rmw-append" and op.f == "append")
+                or (bug == "rollback-in-two-steps" and op.f == "rollback" and op.value in snaps)
+                or (bug == "snapshot-in-two-steps" and op.f == "snapshot")):
+            # the first of two steps; the op takes its second step when it next moves
+            if op.f == "append":
+                op.half = [list(x) for x in turns]
+            elif op.f == "rollback":
+                op.half = True
+                turns[:] = []
+            else:
+                op.half = [list(x) for x in turns[:len(turns) // 2]]
+            return
+        op.applied = True
+        if op.half is not None and op.f == "append":
+            turns[:] = [*op.half, list(op.value)]
+            op.result = list(op.value)
+            return
+        if op.half is not None and op.f == "snapshot":
+            self.n += 1
+            sid = f"snap{self.n}"
+            snaps[sid] = [*op.half, *[list(x) for x in turns[len(op.half):]]]
+            op.result = sid
+            return
+        if bug == "back-dated-append" and op.f == "append":
+            turns.insert(min(op.at, len(turns)), list(op.value))
+            op.result = list(op.value)
+            return
+        if bug == "wrong-snapshot" and op.f == "rollback" and op.value in snaps and len(snaps) > 1:
+            other = sorted(k for k in snaps if k != op.value)[0]
+            turns[:] = [list(x) for x in snaps[other]]
+            op.result = op.value
+            return
         if op.f == "append":
             turns.append(list(op.value))
             op.result = list(op.value)

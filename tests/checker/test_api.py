@@ -10,6 +10,7 @@ import pytest
 import harness.checker as checker
 from harness.checker import KINDS, CheckResult, Violation, check, check_path
 from harness.checker.exact import check_exact
+from harness.checker.fast import check_fast
 from harness.errors import HistoryError
 from harness.history import write_history
 from tests.checker.builder import H
@@ -58,26 +59,36 @@ def test_exact_budget_exhausted_is_unknown_never_a_pass() -> None:
     h.append(0, "s", "a")
     h.read(1, "s", ["a"])
     assert check_exact(h.events, budget_s=0).valid is None
+    # no rollback: decided without search, whatever the budget
     res = check(h.events, exact=True, budget_s=0)
+    assert res.valid is True and res.stats["exact"]["sessions_proven_without_search"] == 1
+    h.snapshot(0, "s", "x")
+    h.rollback(1, "s", "x")
+    res = check(h.events, exact=True, budget_s=0)  # a rollback: only a search decides it
     assert res.valid is None and res.stats["exact"]["sessions_unknown"] == ["s"]
+    res = check(h.events, budget_s=0)  # the default check: a pass, named as not proven
+    assert res.valid is True and res.stats["exact"]["sessions_unknown"] == ["s"]
     h.read(1, "s", [])
     assert check(h.events, exact=True, budget_s=0).valid is False
 
 
-def test_exact_finds_what_the_fast_checker_cannot() -> None:
+def test_the_default_check_finds_what_the_fast_rules_cannot() -> None:
     """b's append began after a's was acknowledged, so a state holding b holds a; a read
     that began before a's acknowledgment but shows b alone proves a lost turn. The fast
-    checker (sound, not complete) lets it pass; the exact search does not."""
+    rules (sound, not complete) let it pass; the exact decision, which the default check
+    runs on every session the fast rules pass, names the two appends and the read."""
     h = H()
     h.inv(2, "read", "s")
     h.append(0, "s", "a")
     h.append(1, "s", "b")
     h.ok(2, ["b"])
-    assert check(h.events).valid is True
-    res = check(h.events, exact=True)
-    assert res.valid is False
-    (v,) = res.violations
-    assert "No order of the 3 operations" in v.message
+    assert check_fast(h.events).valid is True
+    for res in (check(h.events), check(h.events, exact=True)):
+        assert res.valid is False
+        (v,) = res.violations
+        assert v.kind == "lost-turn"
+        assert v.message.startswith("Turn 'a' was acknowledged (process 0 at event 2) before "
+                                    "the append of turn 'b' was invoked"), v.message
 
 
 def test_stats_count_suppressed_violations() -> None:

@@ -101,5 +101,27 @@ def test_exact_agrees_with_brute_force(seed: int, damage: bool) -> None:
         events = scramble(events, rng)
     truth = brute_force(events)
     assert check_exact(events, budget_s=10).valid is truth
+    res = check(events)  # the default verdict: the fast rules, then every session decided
+    assert not res.stats["exact"]["sessions_unknown"]
+    assert res.valid is truth
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), damage=st.booleans())
+def test_sessions_without_rollback_are_decided_without_search(seed: int, damage: bool) -> None:
+    """No rollback: the chain of the reads decides the session (harness.checker.chain), on
+    longer histories than with rollbacks, and agrees with brute force both ways."""
+    rng = random.Random(seed)
+    prm = Params(procs=rng.randint(1, 5), sessions=1, steps=rng.randint(2, 30),
+                 p_crash=0.1, p_info=0.15, p_fail=0.1,
+                 weights={"append": 40, "read": 30, "snapshot": 8, "rollback": 0,
+                          "list_snapshots": 8})
+    events = simulate(seed, prm)
+    if damage:
+        events = scramble(events, rng)
+    truth = brute_force(events)
+    res = check(events, exact=True)
+    assert res.valid is truth
+    exact = res.stats["exact"]
     if truth:
-        assert check(events).valid
+        assert exact["sessions_proven_without_search"] == exact["sessions_proven"] == 1

@@ -1,0 +1,154 @@
+"""The search for sessions whose rollbacks take effect: earliest deadline first, on sets of states.
+
+A configuration is the set of ops placed so far and the set of lazy-model states they can
+leave (:mod:`~harness.checker.lazy`: which content each rollback restored stays open until
+a result rules it out). From a configuration, the ops that may come next are the pending
+ones that no pending op must precede: invoked no later than the earliest completion among
+the pending ops. The search tries them earliest completion first, so an op that runs for
+a long time (a rollback that took 20 ms among hundreds of short ops) is placed where the
+results need it, not tried at every point on the way. A snapshot whose content a rollback
+may restore is tried first, so that its window (the states it may have captured) opens as
+early as it can; a listing, which ends the open windows, is tried last while one is
+open. That is an order of trying, not a restriction: every candidate is tried before the
+configuration is given up, and each configuration is explored once (a visited set on
+the placed ops and the states, Lowe's memoization). An op whose outcome is unknown never
+has to be placed: the search succeeds when only such ops are left.
+
+Two reductions, each exact:
+
+- an observer (a read, a listing, a failed rollback to a missing id) that the states allow
+  is placed at once with no alternative, when no snapshot window is open: every op that
+  must precede it is placed, so in any linearization from here it can move to the front,
+  where it sees the same states (with a window open, placing it could end the window
+  early, so it is tried like any op);
+- the states are a set, so the search branches on the order of the ops only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from harness.checker.lazy import LAZY_INIT, make_step
+from harness.checker.linearize import OBSERVERS, Outcome
+from harness.checker.model import ModelOp
+from harness.checker.ops import INF
+
+__all__ = ["search"]
+
+States = frozenset[Any]
+
+
+def search(ops: Sequence[ModelOp], deadline: float) -> Outcome:
+    """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
+    ``time.monotonic()`` value). When they do, the outcome's ``order`` and ``path`` (one
+    run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs."""
+    step = make_step(ops)
+    by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
+    lo = [o.lo for o in ops]
+    hi = [o.hi for o in ops]
+    observer = [o.kind in OBSERVERS for o in ops]
+    # observers first (placed at once); then snapshots a rollback may restore, so that
+    # their windows open as early as they can; then the rest, earliest completion first
+    rank = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
+    is_list = [o.kind == "list" for o in ops]
+    must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
+    visited: set[tuple[int, States]] = set()
+    start: States = frozenset({LAZY_INIT})
+    # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
+    placed_order: list[int] = []
+    stack: list[tuple[int, States, list[int], int, int]] = []
+    best = Outcome(False)
+    steps = 0
+    first = 0  # by_lo[:first] are all placed
+
+    def candidates(lin: int, states: States) -> list[int]:
+        """The pending ops no pending op must precede, earliest completion first."""
+        nonlocal first
+        while first < len(by_lo) and lin >> by_lo[first] & 1:
+            first += 1
+        m = INF
+        out = []
+        for k in range(first, len(by_lo)):
+            n = by_lo[k]
+            if lin >> n & 1:
+                continue
+            if lo[n] > m:
+                break
+            out.append(n)
+            if hi[n] < m:
+                m = hi[n]
+        out = [n for n in out if lo[n] <= m]
+        if any(x[3] for x in states):  # a listing ends the open windows: try it last
+            out.sort(key=lambda n: (3 if is_list[n] else rank[n], hi[n], lo[n], n))
+        else:
+            out.sort(key=lambda n: (rank[n], hi[n], lo[n], n))
+        return out
+
+    lin, states, done = 0, start, 0
+    todo = candidates(lin, states)
+    while True:
+        steps += 1
+        if not steps & 255 and time.monotonic() > deadline:
+            return Outcome(None, best.stuck, best.state, best.depth, steps)
+        if done == must:
+            order = tuple(placed_order)
+            return Outcome(True, explored=steps, order=order,
+                           path=_one_path(step, [ops[n] for n in order]))
+        moved = False
+        while todo:
+            n = todo.pop(0)
+            nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
+            if not nxt:
+                continue
+            key = (lin | 1 << n, nxt)
+            sure = observer[n] and not any(x[3] for x in states)
+            if key in visited:
+                if sure:
+                    todo = []  # placing it now is no loss, and that failed: so does this
+                    break
+                continue
+            visited.add(key)
+            stack.append((lin, states, [] if sure else todo, done, first))
+            placed_order.append(n)
+            lin, states = key
+            done += hi[n] != INF
+            todo = candidates(lin, states)
+            moved = True
+            break
+        if moved:
+            continue
+        if len(placed_order) >= best.depth:
+            pend = [n for n in by_lo if not lin >> n & 1 and hi[n] != INF]
+            stuck = min(pend, key=lambda n: (hi[n], n)) if pend else None
+            best = Outcome(False, ops[stuck] if stuck is not None else None,
+                           _one(states), len(placed_order))
+        if not stack:
+            return Outcome(False, best.stuck, best.state, best.depth, steps)
+        lin, states, todo, done, first = stack.pop()
+        placed_order.pop()
+
+
+def _one(states: States) -> Any:
+    """One state of a set, the same one on every run (the shortest turns, then the least)."""
+    return min(states, key=lambda x: (len(x[0]), x[0], repr(x[1:])))
+
+
+def _one_path(step: Any, order: Sequence[ModelOp]) -> tuple[Any, ...]:
+    """One sequence of lazy states along ``order`` that explains every result (the state
+    before each op, then the last): forward with each state's predecessor, then back from
+    the last state :func:`_one` picks."""
+    layers: list[dict[Any, Any]] = [{LAZY_INIT: None}]
+    for op in order:
+        nxt: dict[Any, Any] = {}
+        for s1 in layers[-1]:
+            for s2 in step(s1, op):
+                nxt.setdefault(s2, s1)
+        layers.append(nxt)
+    state = _one(frozenset(layers[-1]))
+    path = [state]
+    for layer in reversed(layers[1:]):
+        state = layer[state]
+        path.append(state)
+    return tuple(reversed(path))
