@@ -68,10 +68,11 @@ class _Session:
 
 
 def build(n_ops: int, procs: int, seed: int = 1, pool: int = POOL,
-          per_session: int = PER_SESSION) -> list[Event]:
+          per_session: int = PER_SESSION, rollbacks: bool = True) -> list[Event]:
     """A valid history of ``n_ops`` operations by ``procs`` processes, over ``pool`` live
-    sessions each retired after ``per_session`` ops (0: never)."""
-    b = _Builder(n_ops, procs, random.Random(seed), pool, per_session)
+    sessions each retired after ``per_session`` ops (0: never); without ``rollbacks``,
+    the op mix has none."""
+    b = _Builder(n_ops, procs, random.Random(seed), pool, per_session, rollbacks)
     while b.started < n_ops or b.inflight:
         b.t += 1
         idle = len(b.idle)
@@ -108,7 +109,7 @@ class _Builder:
     """The state of :func:`build`: live sessions, processes, ops in flight."""
 
     def __init__(self, n_ops: int, procs: int, rng: random.Random, pool: int,
-                 per_session: int) -> None:
+                 per_session: int, rollbacks: bool = True) -> None:
         self.rng, self.pool, self.per_session = rng, pool, per_session
         self.live = [_Session(f"c{i}") for i in range(pool)]
         self.n_sessions = pool
@@ -120,7 +121,8 @@ class _Builder:
         #: Ops each process has invoked: its turns are ``w<process>.<op number>|``, as
         #: the plan's are (``harness.plan``).
         self.per_proc: dict[int, int] = {}
-        self.choices = rng.choices([f for f, _ in MIX], [w for _, w in MIX], k=n_ops)
+        mix = [(f, w) for f, w in MIX if rollbacks or f != "rollback"]
+        self.choices = rng.choices([f for f, _ in mix], [w for _, w in mix], k=n_ops)
         #: Index of ``events[0]`` (:func:`build_stream` drains the list as it goes).
         self.base = 0
         #: ``("retire", session)`` after a session's last invoke, ``("end", process)``

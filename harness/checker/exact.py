@@ -366,10 +366,10 @@ def _explain(so: SessionOps, ops: list[ModelOp], why: Outcome | Backward | str,
     if isinstance(why, str):  # UNORDERED or "ids": where does a search get stuck?
         why = linearize(ops, time.monotonic() + 5.0)
         if why.ok is not False:  # pragma: no cover - the chain proved there is no order
-            found.add("incompatible-order" if why.ok is None else "lost-turn", session,
-                      ("exact", "chain"), f"No order of the {len(ops)} operations on session "
-                      f"{session!r} that respects real time explains their results.", [],
-                      blame=None)
+            evs = [e for o in ops[:2] for e in (o.inv, o.comp)]
+            found.add("incompatible-order", session, ("exact", "chain"),
+                      f"No order of the {len(ops)} operations on session {session!r} that "
+                      f"respects real time explains their results.", evs, blame=None)
             return
     op = why.stuck
     assert op is not None and why.state is not None

@@ -93,9 +93,31 @@ class CheckResult:
         """Every problem found, of every kind."""
         return sum(self.counts().values())
 
+    def proof(self) -> dict[str, Any] | None:
+        """What the exact decision established (None: it did not run): ``proven`` (every
+        session was proven linearizable, each proof replayed through the model),
+        ``sessions``, ``sessions_proven`` (of which ``sessions_proven_without_search``),
+        and the sessions it could not decide within its budget (the first 20 by name and
+        how many); sessions with a violation are not counted as decided."""
+        ex = self.stats.get("exact")
+        if not isinstance(ex, dict):
+            return None
+        unknown = list(ex.get("sessions_unknown", ()))
+        n = int(self.stats.get("sessions", 0))
+        proven = int(ex.get("sessions_proven", 0))
+        return {
+            "proven": self.valid is True and not unknown and proven == n,
+            "sessions": n,
+            "sessions_proven": proven,
+            "sessions_proven_without_search": int(ex.get("sessions_proven_without_search", 0)),
+            "sessions_unknown": unknown[:20],
+            "sessions_unknown_count": len(unknown),
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """``counts`` are true totals; ``shown`` says how many of each kind have their
-        evidence in ``violations``, and ``truncated`` whether any evidence was left out."""
+        evidence in ``violations``, and ``truncated`` whether any evidence was left out;
+        ``proof`` is :meth:`proof`."""
         counts, shown = self.counts(), self.shown()
         d: dict[str, Any] = {
             "valid": "unknown" if self.valid is None else self.valid,
@@ -105,6 +127,7 @@ class CheckResult:
             "violations_shown": len(self.violations),
             "truncated": shown != counts,
             "violations": [v.to_dict() for v in self.violations],
+            "proof": self.proof(),
             "stats": self.stats,
         }
         if self.error is not None:

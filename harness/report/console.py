@@ -22,13 +22,28 @@ SHOW = 5  # violations shown in full per kind
 
 def _verdict(result: CheckResult) -> str:
     if result.valid is True:
-        return "[bold green]PASS[/]: no violation"
+        return "[bold green]PASS[/]: no violation" + _proof(result)
     if result.valid is None and result.error is not None:
         return f"[bold yellow]UNKNOWN[/]: the checker raised {escape(result.error)}"
     if result.valid is None:
         return "[bold yellow]UNKNOWN[/]: the exact search ran out of budget"
     n = result.total()
     return f"[bold red]FAIL[/]: {n} violation{'s' if n != 1 else ''}"
+
+
+def _proof(result: CheckResult) -> str:
+    """What a pass proves: every session's linearizability, or only the fast rules' for
+    the sessions the exact decision could not finish."""
+    p = result.proof()
+    if p is None:
+        return ""
+    n, k = p["sessions"], p["sessions_proven"]
+    if p["proven"]:
+        return f"; proven linearizable ({n} session{'s' * (n != 1)}, each proof replayed)"
+    left = p["sessions_unknown_count"]
+    names = ", ".join(p["sessions_unknown"][:3]) + (" …" if left > 3 else "")
+    return (f"; {k} of {n} sessions proven linearizable; {left} not decided within the "
+            f"exact budget ({names}): for those, the fast rules found nothing")
 
 
 def print_check(result: CheckResult, console: Console | None = None) -> None:

@@ -45,6 +45,8 @@ class Params:
 #: ``snapshot-in-two-steps`` copies the first half of the turns, and the rest a step later.
 BUGS = ("rmw-append", "back-dated-append", "rollback-in-two-steps", "wrong-snapshot",
         "snapshot-in-two-steps")
+#: An op mix with rollbacks enough for the rollback bugs to show in 30-50 steps.
+BUGGY_MIX = {"append": 25, "read": 30, "snapshot": 15, "rollback": 20, "list_snapshots": 5}
 
 
 @dataclass

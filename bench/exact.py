@@ -1,0 +1,162 @@
+"""Benchmark of the exact decision (harness.checker: chain, frontier search, certificates).
+
+    python bench/exact.py             # all three parts
+    python bench/exact.py --quick     # smaller: agreement on 200 histories per family,
+                                      # recorded runs at 200 ops only
+
+1. **Agreement** on small generated histories of simulated buggy stores (the families of
+   ``tests/checker/simulate.py``: an append that reads then writes back, a back-dated
+   append, a rollback in two steps, a rollback to the wrong snapshot, a snapshot in two
+   steps), each judged by an independent brute-force oracle (every order of every subset
+   of ops), by the fast rules alone and by the default check (fast rules, then every
+   session decided): how many histories show the bug, how many of those each catches,
+   false positives, and the default verdict's agreement with the oracle.
+2. **Recorded histories**: ``harness run scenarios/smoke.toml --workers W --ops N --seed S``
+   for W in 2, 4, 8, 16 (and 32 without --quick), N in 200 and 1000 (and 5000), S in 1, 2;
+   each history checked with ``check(exact=True, budget_s=60)`` in its own process (CPU
+   time, peak RSS) beside the fast rules' time on the same history in the same process.
+3. **Generated histories** (``bench/checker.py``'s synthetic nightly histories, 1e4 ops)
+   at 2, 4, 8, 16 and 32 processes, with and without rollbacks: the default check's ops/s
+   and how many sessions were proven without search, beside the fast rules' ops/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from harness.checker import check  # noqa: E402
+from harness.checker.fast import check_fast  # noqa: E402
+from harness.history import read_history  # noqa: E402
+
+
+def agreement(n: int) -> bool:
+    from tests.checker.simulate import BUGGY_MIX, BUGS, Params, simulate
+    from tests.checker.test_bruteforce import brute_force
+
+    print(f"1. agreement with brute force, {n} histories per family (2-3 processes, 30-50 "
+          "steps, crashes, failures and unknown outcomes)")
+    print(f"{'family':<24}{'bug shows':>10}{'fast finds':>11}{'default finds':>14}"
+          f"{'false pos.':>11}{'agreement':>10}")
+    ok = True
+    for bug in BUGS:
+        shows = fast_finds = default_finds = false_pos = agree = 0
+        for seed in range(n):
+            rng = random.Random(seed)
+            prm = Params(procs=rng.randint(2, 3), sessions=1, steps=rng.randint(30, 50),
+                         p_crash=0.02, p_info=0.03, p_fail=0.02, bug=bug, weights=BUGGY_MIX)
+            events = simulate(seed, prm)
+            truth = brute_force(events)
+            fast, default = check_fast(events).valid, check(events).valid
+            shows += not truth
+            fast_finds += not truth and fast is False
+            default_finds += not truth and default is False
+            false_pos += truth and default is False
+            agree += default is truth
+        ok = ok and false_pos == 0 and agree == n
+        print(f"{bug:<24}{shows:>10}{fast_finds:>11}{default_finds:>14}{false_pos:>11}"
+              f"{100 * agree / n:>9.1f}%", flush=True)
+    return ok
+
+
+def one(path: str) -> dict[str, Any]:
+    events = read_history(path)
+    t = time.process_time()
+    fast = check_fast(events)
+    fast_s = time.process_time() - t
+    t = time.process_time()
+    res = check(events, exact=True, budget_s=60)
+    exact_s = time.process_time() - t
+    proof = res.proof() or {}
+    return {"ops": fast.stats["ops"], "fast_s": fast_s, "exact_s": exact_s,
+            "valid": res.valid, "proven": proof.get("proven"),
+            "sessions": proof.get("sessions"), "unknown": proof.get("sessions_unknown_count"),
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def recorded(workers: list[int], sizes: list[int]) -> bool:
+    print("\n2. recorded histories: harness run scenarios/smoke.toml --workers W --ops N "
+          "--seed S; check(exact=True, budget_s=60) in a process of its own")
+    print(f"{'W':>3}{'N':>6}{'S':>3}{'ops':>8}{'fast s':>8}{'exact s':>9}{'x fast':>8}"
+          f"{'peak MB':>8}  verdict")
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in workers:
+            for n in sizes:
+                for s in (1, 2):
+                    d = Path(tmp) / f"w{w}-n{n}-s{s}"
+                    subprocess.run([sys.executable, "-m", "harness", "run",
+                                    str(ROOT / "scenarios/smoke.toml"), "--workers", str(w),
+                                    "--ops", str(n), "--seed", str(s), "--reports", str(d)],
+                                   check=False, capture_output=True, cwd=tmp)
+                    run = next(d.iterdir())
+                    out = subprocess.run([sys.executable, __file__, "--one", str(run)],
+                                         check=True, capture_output=True, text=True)
+                    r = json.loads(out.stdout)
+                    verdict = ("proven" if r["proven"] else
+                               f"unknown ({r['unknown']} of {r['sessions']} sessions)"
+                               if r["valid"] is None else str(r["valid"]))
+                    ok = ok and r["valid"] is not None
+                    print(f"{w:>3}{n:>6}{s:>3}{r['ops']:>8}{r['fast_s']:>8.3f}{r['exact_s']:>9.3f}"
+                          f"{r['exact_s'] / max(r['fast_s'], 1e-6):>8.1f}{r['rss_mb']:>8.0f}"
+                          f"  {verdict}", flush=True)
+    return ok
+
+
+def generated(n_ops: int) -> None:
+    import checker as synth  # bench/checker.py
+
+    print(f"\n3. generated histories ({n_ops:,} ops, bench/checker.py's nightly mix), "
+          "default check vs the fast rules, CPU time")
+    print(f"{'procs':>5}{'rollbacks':>10}{'fast ops/s':>11}{'default ops/s':>14}{'x fast':>8}"
+          f"{'no search':>10}{'searched':>9}{'undecided':>10}")
+    for rollbacks in (True, False):
+        for procs in (2, 4, 8, 16, 32):
+            events = synth.build(n_ops, procs, rollbacks=rollbacks)
+            t = time.process_time()
+            check_fast(events)
+            fast_s = time.process_time() - t
+            t = time.process_time()
+            res = check(events)
+            default_s = time.process_time() - t
+            ex = res.stats["exact"]
+            print(f"{procs:>5}{'yes' if rollbacks else 'no':>10}{n_ops / fast_s:>11,.0f}"
+                  f"{n_ops / default_s:>14,.0f}{default_s / fast_s:>8.1f}"
+                  f"{ex['sessions_proven_without_search']:>10}{ex['sessions_searched']:>9}"
+                  f"{len(ex['sessions_unknown']):>10}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--part", type=int, choices=(1, 2, 3), help="run one part only")
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(args.one)))
+        return 0
+    ok = True
+    if args.part in (None, 1):
+        ok = agreement(200 if args.quick else 1000) and ok
+    if args.part in (None, 2):
+        ok = recorded([2, 4, 8, 16] if args.quick else [2, 4, 8, 16, 32],
+                      [200] if args.quick else [200, 1000, 5000]) and ok
+    if args.part in (None, 3):
+        generated(10_000)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
