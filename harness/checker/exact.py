@@ -103,22 +103,31 @@ SESSION_BUDGET_S = 0.5
 @dataclass(slots=True)
 class Prover:
     """Exact decisions, one session at a time, within a budget: ``session_s`` seconds at
-    most for one (None: whatever is left), ``total_s`` for all of them, counted from the
-    first. What it did is in ``tally``; ``stats()`` goes into a check's stats as
-    ``"exact"``."""
+    most for one (None: whatever is left), and ``total_s`` seconds spent deciding in all,
+    plus ``share`` of the time since the first decision (a streaming run decides its
+    sessions while its workers run: a share of the run's time, so that a long run keeps
+    deciding sessions without the checker taking the machine from the workers). What it
+    did is in ``tally``; ``stats()`` goes into a check's stats as ``"exact"``."""
 
     total_s: float = 30.0
     session_s: float | None = SESSION_BUDGET_S
+    share: float = 0.0
     tally: Tally = field(default_factory=lambda: Tally())
-    _end: float = 0.0
+    _start: float = 0.0
+    _spent: float = 0.0
 
     def judge(self, so: SessionOps, found: Evidence) -> bool | None:
         """:func:`judge` one session within its share of the budget."""
         now = time.monotonic()
-        if not self._end:
-            self._end = now + self.total_s
-        deadline = self._end if self.session_s is None else min(self._end, now + self.session_s)
-        return judge(so, found, deadline, self.tally)
+        if not self._start:
+            self._start = now
+        left = self.total_s + self.share * (now - self._start) - self._spent
+        if self.session_s is not None:
+            left = min(left, self.session_s)
+        try:
+            return judge(so, found, now + max(left, 0.0), self.tally)
+        finally:
+            self._spent += time.monotonic() - now
 
     def stats(self) -> dict[str, Any]:
         return {**self.tally.stats(), "budget_s": self.total_s,
@@ -151,13 +160,18 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally) -> boo
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        out = search(ops, deadline)
+        out = search(ops, time.monotonic() + 0.6 * max(deadline - time.monotonic(), 0.0))
+        if out.ok is None:  # refutations are where the eager search can be the quicker
+            late = linearize(ops, deadline)
+            out = Outcome(late.ok, late.stuck, late.state, late.depth,
+                          out.explored + late.explored, late.order) if late.ok is not None else out
         tally.explored += out.explored
         if out.ok is None:
             tally.unknown.append(so.session)
             return None
         if out.ok:
-            if not replays(certify([ops[k] for k in out.order], out.path)):
+            order = [ops[k] for k in out.order]
+            if not replays(certify(order, out.path) if out.path else order):
                 raise AssertionError(f"session {so.session!r}: a linearization that does not replay")
             tally.proven += 1
             return True

@@ -16,11 +16,12 @@ has to be placed: the search succeeds when only such ops are left.
 
 Two reductions, each exact:
 
-- an observer (a read, a listing, a failed rollback to a missing id) that the states allow
-  is placed at once with no alternative, when no snapshot window is open: every op that
-  must precede it is placed, so in any linearization from here it can move to the front,
-  where it sees the same states (with a window open, placing it could end the window
-  early, so it is tried like any op);
+- an observer (a read, a listing, a failed rollback to a missing id) that *every* state
+  of the set allows is placed at once with no alternative, when no snapshot window is
+  open: every op that must precede it is placed, so in any linearization from here it can
+  move to the front, where it sees the same state (one that only some of the states allow
+  may belong after ops that turn the others into it; with a window open, placing it
+  could end the window early: both are tried like any op);
 - the states are a set, so the search branches on the order of the ops only.
 """
 
@@ -103,7 +104,8 @@ def search(ops: Sequence[ModelOp], deadline: float) -> Outcome:
             if not nxt:
                 continue
             key = (lin | 1 << n, nxt)
-            sure = observer[n] and not any(x[3] for x in states)
+            # an observer every state allows (it rules none out) with no window open
+            sure = observer[n] and nxt == states and not any(x[3] for x in states)
             if key in visited:
                 if sure:
                     todo = []  # placing it now is no loss, and that failed: so does this

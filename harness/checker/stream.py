@@ -55,6 +55,11 @@ _BUCKETS = {"append": "appends", "read": "reads", "snapshot": "snapshots",
 LIVE_CAP = CAP_TOTAL
 
 
+#: The share of a streaming check's time its exact decisions may take beyond their first
+#: 30 s (:class:`~harness.checker.exact.Prover`): a session past it keeps the fast verdict.
+STREAM_SHARE = 0.25
+
+
 class StreamError(HarnessError):
     """The caller broke the feeding contract (an event of a session already judged)."""
 
@@ -85,7 +90,7 @@ class StreamChecker:
     def __init__(self, owners: RetiredOwners | None = None, prover: Prover | None = None) -> None:
         self._t0 = time.perf_counter()
         #: decides each session the fast rules pass, as it is judged (the batch check's too)
-        self.prover = prover if prover is not None else Prover()
+        self.prover = prover if prover is not None else Prover(share=STREAM_SHARE)
         self._events = 0
         self._ops = 0
         self._rank = 0
