@@ -20,7 +20,8 @@ def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.
     store can produce. Every session they find nothing in is then decided exactly
     (:class:`harness.checker.exact.Prover`): proven linearizable, or refuted with the ops
     that cannot be ordered. By default each session gets at most
-    :data:`~harness.checker.exact.SESSION_BUDGET_S` and all of them ``budget_s``; a session
+    :data:`~harness.checker.exact.SESSION_STEPS` steps of search and all of them
+    ``budget_s`` seconds; a session
     left undecided keeps the fast verdict and is named in
     ``stats["exact"]["sessions_unknown"]`` (a pass, not a proof). With ``exact=True`` the
     sessions share ``budget_s`` and an undecided one makes ``valid`` None (unknown, never a
@@ -29,9 +30,9 @@ def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.
     >>> check([]).valid
     True
     """
-    from harness.checker.exact import SESSION_BUDGET_S, Prover
+    from harness.checker.exact import SESSION_STEPS, Prover
 
-    prover = Prover(total_s=budget_s, session_s=None if exact else SESSION_BUDGET_S)
+    prover = Prover(total_s=budget_s, session_steps=None if exact else SESSION_STEPS)
     res = check_fast(events, prover=prover)
     if exact and res.valid and prover.tally.unknown:
         return replace(res, valid=None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.checker.chain import UNORDERED, Backward, Chain, decide
@@ -29,15 +29,14 @@ from harness.checker.order_tree import read_tokens
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["SESSION_BUDGET_S", "Prover", "Tally", "check_exact", "judge", "replays", "session_ops"]
+__all__ = ["EAGER_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact", "judge", "replays", "session_ops"]
 
 
 def check_exact(
-    events: Sequence[Event], *, budget_s: float = 30.0, skip: Collection[str] = (),
-    session_budget_s: float | None = None,
+    events: Sequence[Event], *, budget_s: float = 30.0, skip: Collection[str] = ()
 ) -> CheckResult:
-    """Decide every session (but those in ``skip``), ``budget_s`` seconds in all and at
-    most ``session_budget_s`` for one (None: a fair share of what is left). ``valid`` is
+    """Decide every session (but those in ``skip``), ``budget_s`` seconds in all, each
+    session at most twice a fair share of what is left. ``valid`` is
     False if some session has no linearization (or has an unreadable read), None if some
     session could not be decided in time, else True: every session was proven."""
     t0 = time.monotonic()
@@ -54,8 +53,6 @@ def check_exact(
         # a fair share of what is left (twice that: easy sessions leave most of theirs),
         # so one hard session cannot starve all the others
         share = min(deadline, now + 2 * (deadline - now) / (len(todo) - n))
-        if session_budget_s is not None:
-            share = min(share, now + session_budget_s)
         judge(sessions[name], found, share, tally)
     valid: bool | None = found.count() == 0
     if valid and tally.unknown:
@@ -95,22 +92,27 @@ class Tally:
         }
 
 
-#: The default check's time for one session's exact decision: a session the search cannot
+#: The default check's budget for one session's search, in configurations of the search of
+#: :mod:`~harness.checker.frontier` (about half a second on this project's CI machine; the
+#: eager search before it gets :data:`EAGER_STEPS`). Counted in steps, not seconds, so that
+#: a verdict does not depend on the machine's speed or load. A session the searches cannot
 #: decide within it keeps the fast rules' verdict and is named as not proven.
-SESSION_BUDGET_S = 0.5
+SESSION_STEPS = 20_000
+#: The eager search's share (its steps are about ten times cheaper).
+EAGER_STEPS = 50_000
 
 
 @dataclass(slots=True)
 class Prover:
-    """Exact decisions, one session at a time, within a budget: ``session_s`` seconds at
-    most for one (None: whatever is left), and ``total_s`` seconds spent deciding in all,
-    plus ``share`` of the time since the first decision (a streaming run decides its
+    """Exact decisions, one session at a time, within a budget: ``session_steps`` search
+    steps at most for one (None: no limit but time), ``total_s`` seconds spent deciding in
+    all, plus ``share`` of the time since the first decision (a streaming run decides its
     sessions while its workers run: a share of the run's time, so that a long run keeps
     deciding sessions without the checker taking the machine from the workers). What it
     did is in ``tally``; ``stats()`` goes into a check's stats as ``"exact"``."""
 
     total_s: float = 30.0
-    session_s: float | None = SESSION_BUDGET_S
+    session_steps: int | None = SESSION_STEPS
     share: float = 0.0
     tally: Tally = field(default_factory=lambda: Tally())
     _start: float = 0.0
@@ -122,24 +124,27 @@ class Prover:
         if not self._start:
             self._start = now
         left = self.total_s + self.share * (now - self._start) - self._spent
-        if self.session_s is not None:
-            left = min(left, self.session_s)
         try:
-            return judge(so, found, now + max(left, 0.0), self.tally)
+            return judge(so, found, now + max(left, 0.0), self.tally, self.session_steps)
         finally:
             self._spent += time.monotonic() - now
 
     def stats(self) -> dict[str, Any]:
         return {**self.tally.stats(), "budget_s": self.total_s,
-                "session_budget_s": self.session_s}
+                "session_steps": self.session_steps}
 
 
-def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally) -> bool | None:
-    """Decide one session by ``deadline`` (a ``time.monotonic()`` value): True when it is
-    proven linearizable (its linearization replayed through the model), False when it has
-    none (its violations added to ``found``), None when undecided (named in ``tally``).
-    A session without a rollback that must take effect is decided without search
-    (:mod:`~harness.checker.chain`); the others by :func:`~harness.checker.linearize.linearize`."""
+def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
+          steps: int | None = None) -> bool | None:
+    """Decide one session by ``deadline`` (a ``time.monotonic()`` value) and within
+    ``steps`` configurations of search (None: no limit but time): True when it is proven
+    linearizable (its linearization replayed through the model), False when it has none
+    (its violations added to ``found``), None when undecided (named in ``tally``). A
+    session without a rollback that must take effect is decided without search
+    (:mod:`~harness.checker.chain`); the others by the eager search
+    (:func:`~harness.checker.linearize.linearize`, quick on small and on refuted
+    sessions) and then the search of :mod:`~harness.checker.frontier` (sets of lazy
+    states: many writers, long rollbacks)."""
     before = found.count()
     try:
         ops = session_ops(so, found)
@@ -160,11 +165,11 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally) -> boo
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        out = search(ops, time.monotonic() + 0.6 * max(deadline - time.monotonic(), 0.0))
-        if out.ok is None:  # refutations are where the eager search can be the quicker
-            late = linearize(ops, deadline)
-            out = Outcome(late.ok, late.stuck, late.state, late.depth,
-                          out.explored + late.explored, late.order) if late.ok is not None else out
+        eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
+        out = eager
+        if eager.ok is None:
+            out = search(ops, deadline, steps if steps is not None else 1 << 62)
+            out = replace(out, explored=out.explored + eager.explored)
         tally.explored += out.explored
         if out.ok is None:
             tally.unknown.append(so.session)

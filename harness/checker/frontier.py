@@ -41,9 +41,10 @@ __all__ = ["search"]
 States = frozenset[Any]
 
 
-def search(ops: Sequence[ModelOp], deadline: float) -> Outcome:
+def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
-    ``time.monotonic()`` value). When they do, the outcome's ``order`` and ``path`` (one
+    ``time.monotonic()`` value) and within ``max_steps`` configurations (a budget that
+    does not depend on the machine's speed). When they do, the outcome's ``order`` and ``path`` (one
     run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs."""
     step = make_step(ops)
     by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
@@ -91,7 +92,7 @@ def search(ops: Sequence[ModelOp], deadline: float) -> Outcome:
     todo = candidates(lin, states)
     while True:
         steps += 1
-        if not steps & 255 and time.monotonic() > deadline:
+        if not steps & 255 and (time.monotonic() > deadline or steps > max_steps):
             return Outcome(None, best.stuck, best.state, best.depth, steps)
         if done == must:
             order = tuple(placed_order)

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.checker.lazy import LAZY_INIT, make_step
 from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
@@ -91,33 +90,28 @@ class _Search:
             self.remaining += 1
 
 
-def linearize(ops: Sequence[ModelOp], deadline: float, lazy: bool = False) -> Outcome:
-    """Decide whether ``ops`` (one session) have a linearization, by ``deadline``
-    (a ``time.monotonic()`` value). ``lazy``: walk :mod:`~harness.checker.lazy`'s model
-    (a snapshot's content chosen by the rollback that restores it); the outcome's
-    ``path`` then holds the states along the order, for :func:`~harness.checker.lazy.certify`."""
+def linearize(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
+    """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
+    ``time.monotonic()`` value) and within ``max_steps`` steps of the walk (a budget that
+    does not depend on the machine's speed); past either the outcome is unknown."""
     s = _Search(ops)
-    lazy_step = make_step(ops) if lazy else None
-    model: Any = (lambda st, op: _set_step(lazy_step, st, op)) if lazy_step else step
+    model: Any = step
     observer = [op.kind in OBSERVERS for op in ops]
     cache: set[tuple[int, Any]] = set()
     stack: list[tuple[int, Any, int, list[Any], int, bool]] = []
-    state: Any = frozenset({LAZY_INIT}) if lazy else INIT
+    state: Any = INIT
     lin = 0
     best = Outcome(False)
     e = s.nxt[0]
     steps = 0
     while s.remaining:
         steps += 1
-        if not steps & 1023 and time.monotonic() > deadline:
+        if not steps & 1023 and (time.monotonic() > deadline or steps > max_steps):
             return Outcome(None, best.stuck, best.state, best.depth, steps)
         if not s.is_ret[e]:
             n = s.op_of[e]
             alts = model(state, ops[n])
-            # the lazy model's open windows end where an op is placed (at a listing, or
-            # at one invoked after the snapshot returned): placed earlier than it had
-            # to be, an observer could end one too soon. Greedy only with none open.
-            sure = observer[n] and not (lazy and any(x[3] for x in state))
+            sure = observer[n]
             k = _first_new(alts, 0, lin | (1 << n), cache)
             if k < 0:
                 if alts and sure:
@@ -133,7 +127,7 @@ def linearize(ops: Sequence[ModelOp], deadline: float, lazy: bool = False) -> Ou
             e = s.nxt[0]
             continue
         if len(stack) >= best.depth:
-            best = Outcome(False, ops[s.op_of[e]], _one(state) if lazy else state, len(stack))
+            best = Outcome(False, ops[s.op_of[e]], state, len(stack))
         while True:
             if not stack:
                 return Outcome(False, best.stuck, best.state, best.depth, steps)
@@ -151,42 +145,7 @@ def linearize(ops: Sequence[ModelOp], deadline: float, lazy: bool = False) -> Ou
             else:
                 e = s.nxt[e0]
             break
-    order = tuple(s.op_of[entry[0]] for entry in stack)
-    return Outcome(True, explored=steps, order=order,
-                   path=_one_path(lazy_step, [ops[n] for n in order]) if lazy_step else ())
-
-
-def _set_step(lazy_step: Any, states: frozenset[Any], op: ModelOp) -> list[frozenset[Any]]:
-    """The lazy model on a set of states: the op's result is possible iff it is from one
-    of them. Choices the model leaves open (which content a rollback restores, which id an
-    unknown snapshot made) stay open as several states, until a later result rules them
-    out: the search branches on the order of the ops only."""
-    out = frozenset(s2 for s1 in states for s2 in lazy_step(s1, op))
-    return [out] if out else []
-
-
-def _one(states: frozenset[Any]) -> Any:
-    """One state of a set, the same one on every run (the shortest turns, then the least)."""
-    return min(states, key=lambda x: (len(x[0]), x[0], repr(x[1])))
-
-
-def _one_path(lazy_step: Any, order: Sequence[ModelOp]) -> tuple[Any, ...]:
-    """One sequence of lazy states along ``order`` that explains every result (the state
-    before each op, then the last): forward with each state's predecessor, then back from
-    any last state."""
-    layers: list[dict[Any, Any]] = [{LAZY_INIT: None}]
-    for op in order:
-        nxt: dict[Any, Any] = {}
-        for s1 in layers[-1]:
-            for s2 in lazy_step(s1, op):
-                nxt.setdefault(s2, s1)
-        layers.append(nxt)
-    state = next(iter(layers[-1]))
-    path = [state]
-    for layer in reversed(layers[1:]):
-        state = layer[state]
-        path.append(state)
-    return tuple(reversed(path))
+    return Outcome(True, explored=steps, order=tuple(s.op_of[entry[0]] for entry in stack))
 
 
 def _first_new(alts: list[Any], k0: int, lin: int, cache: set[tuple[int, Any]]) -> int:
