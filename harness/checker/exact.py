@@ -124,6 +124,8 @@ class Prover:
         if not self._start:
             self._start = now
         left = self.total_s + self.share * (now - self._start) - self._spent
+        if self.session_steps is None:  # time only: one hard session leaves the rest half
+            left = max(min(left, 1.0), left / 2)
         try:
             return judge(so, found, now + max(left, 0.0), self.tally, self.session_steps)
         finally:
@@ -165,7 +167,9 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
+        # the eager search never gets more than a bounded part: where it is not quick,
+        # the frontier search is the one that finishes
+        eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 4 * EAGER_STEPS)
         out = eager
         if eager.ok is None:
             out = search(ops, deadline, steps if steps is not None else 1 << 62)
