@@ -36,15 +36,22 @@ from harness.checker.linearize import OBSERVERS, Outcome
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
-__all__ = ["search"]
+__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "search"]
+
+#: Configurations the search remembers at most, whatever its budget: past them the
+#: session is undecided (memory, not time, is then what would run out).
+MAX_CONFIGURATIONS = 400_000
+#: States one configuration may hold at most (choices no result has ruled out yet).
+MAX_STATES = 20_000
 
 States = frozenset[Any]
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
-    ``time.monotonic()`` value) and within ``max_steps`` configurations (a budget that
-    does not depend on the machine's speed). When they do, the outcome's ``order`` and ``path`` (one
+    ``time.monotonic()`` value) and within ``max_steps`` steps (each configuration counts
+    the states in its set: a budget that does not depend on the machine's speed), with at
+    most :data:`MAX_CONFIGURATIONS` remembered. When they do, the outcome's ``order`` and ``path`` (one
     run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs."""
     step = make_step(ops)
     by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
@@ -104,6 +111,8 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
             if not nxt:
                 continue
+            if len(nxt) > MAX_STATES:
+                return Outcome(None, best.stuck, best.state, best.depth, steps)
             key = (lin | 1 << n, nxt)
             # an observer every state allows (it rules none out) with no window open
             sure = observer[n] and nxt == states and not any(x[3] for x in states)
@@ -113,6 +122,9 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
                     break
                 continue
             visited.add(key)
+            steps += len(nxt)  # the work (and memory) of a configuration: its states
+            if len(visited) > MAX_CONFIGURATIONS:
+                return Outcome(None, best.stuck, best.state, best.depth, steps)
             stack.append((lin, states, [] if sure else todo, done, first))
             placed_order.append(n)
             lin, states = key

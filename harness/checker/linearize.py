@@ -19,7 +19,11 @@ from typing import Any
 from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
-__all__ = ["OBSERVERS", "Outcome", "linearize"]
+__all__ = ["MAX_CACHED", "OBSERVERS", "Outcome", "linearize"]
+
+#: Explored configurations remembered at most: past them the outcome is unknown (memory,
+#: not time, would run out first; a state holds the session's turns and snapshots).
+MAX_CACHED = 2_000_000
 
 #: Ops that change nothing when they succeed. One whose call the walk reaches, and whose
 #: result the current state gives, is placed there and then, with no alternative tried:
@@ -106,7 +110,8 @@ def linearize(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62)
     steps = 0
     while s.remaining:
         steps += 1
-        if not steps & 1023 and (time.monotonic() > deadline or steps > max_steps):
+        if not steps & 1023 and (time.monotonic() > deadline or steps > max_steps
+                                 or len(cache) > MAX_CACHED):
             return Outcome(None, best.stuck, best.state, best.depth, steps)
         if not s.is_ret[e]:
             n = s.op_of[e]
