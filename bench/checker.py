@@ -1,4 +1,4 @@
-"""Benchmark of the fast checker on synthetic valid histories.
+"""Benchmark of the fast rules (and the default check) on synthetic valid histories.
 
     python bench/checker.py            # 1e4, 1e5, 1e6 ops x 4 and 64 processes
     python bench/checker.py --quick    # 1e4 and 1e5 only
@@ -9,7 +9,10 @@ batch figure) and its peak RSS with the history made lazily and fed as it comes 
 held, as a coordinator following logs), both as ratios to the batch run of that size.
 
 Each (size, processes) runs in its own subprocess, which builds the history, times
-``harness.checker.check`` on it (CPU seconds of the best of 30, 3 and 2 runs at 1e4, 1e5,
+the fast rules (``harness.checker.fast.check_fast``, the targets below) on it, then the
+default check once (``harness.checker.check``: the fast rules, then every session decided
+exactly; "default ops/s" and whether every session was proven) (CPU seconds of the best
+of 30, 3 and 2 runs at 1e4, 1e5,
 1e6: one core)
 and reports its peak RSS (``ru_maxrss``, the history included).
 
@@ -209,6 +212,7 @@ def _rss_mb() -> float:
 def one(n_ops: int, procs: int) -> dict[str, Any]:
     """Build, check and measure one history (run in a fresh process)."""
     from harness.checker import check
+    from harness.checker.fast import check_fast
 
     t0 = time.perf_counter()
     events = build(n_ops, procs)
@@ -217,10 +221,13 @@ def one(n_ops: int, procs: int) -> dict[str, Any]:
     cpu = wall = float("inf")
     for _ in range(max(2, REPEATS * 100_000 // n_ops)):
         t0, c0 = time.perf_counter(), time.process_time()
-        res = check(events)
+        res = check_fast(events)
         cpu = min(cpu, time.process_time() - c0)
         wall = min(wall, time.perf_counter() - t0)
     secs = cpu
+    c0 = time.process_time()
+    default = check(events)  # the fast rules, then every session decided exactly
+    default_s = time.process_time() - c0
     reads = [e for e in events if e.f == "read" and e.type == "ok"]
     return {
         "target_ops": n_ops,
@@ -232,6 +239,9 @@ def one(n_ops: int, procs: int) -> dict[str, Any]:
         "seconds": secs,
         "wall_seconds": wall,
         "ops_per_s": res.stats["ops"] / secs,
+        "default_ops_per_s": res.stats["ops"] / default_s,
+        "default_valid": default.valid,
+        "proven": (default.proof() or {}).get("proven"),
         "build_s": built_s,
         "rss_history_mb": rss_history,
         "rss_peak_mb": _rss_mb(),
@@ -304,13 +314,13 @@ def main(argv: list[str] | None = None) -> int:
     print(" ".join(__doc__.split("\n\n")[4].split()) + "\n")
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     print(f"{'ops':>9} {'procs':>5} {'sessions':>8} {'read len':>8} {'seconds':>8} "
-          f"{'ops/s':>9} {'peak MB':>8} valid")
+          f"{'ops/s':>9} {'peak MB':>8} valid {'default ops/s':>13} proven")
     for n in sizes:
         for procs in (4, 64):
             r = rows[n, procs] = _run(n, procs)
             print(f"{r['ops']:>9} {procs:>5} {r['sessions']:>8} {r['avg_read_len']:>8} "
                   f"{r['seconds']:>8.3f} {r['ops_per_s']:>9.0f} {r['rss_peak_mb']:>8.0f} "
-                  f"{r['valid']}", flush=True)
+                  f"{r['valid']!s:>5} {r['default_ops_per_s']:>13.0f} {r['proven']}", flush=True)
     ok = _verdicts(rows, sizes) == 0
     return 0 if _streaming(rows, sizes[1:]) and ok else 1
 
@@ -357,7 +367,7 @@ def _verdicts(rows: dict[tuple[int, int], dict[str, Any]], sizes: list[int]) -> 
         peak = max(rows[1_000_000, p]["rss_peak_mb"] for p in (4, 64))
         say(f"< {TARGET_MB} MB at 1e6 ops", f"peak RSS {peak:.0f} MB (history included)",
             peak < TARGET_MB)
-    if not all(r["valid"] for r in rows.values()):
+    if not all(r["valid"] and r["default_valid"] for r in rows.values()):
         print("  MISS the synthetic histories are valid: a false positive!")
         ok = False
     return 0 if ok else 1
