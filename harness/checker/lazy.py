@@ -13,6 +13,7 @@ then backs up through every choice in between, once per wrong content. Here:
   order of the ops only; a later read or append rules the wrong contents out.
 - **A content nobody can restore any more is dropped**: once every rollback to a snapshot
   has been placed, states that differ only in its content are the same state.
+- **A list holding a ghost turn is one value**, :data:`DIRTY`, whatever else it holds.
 
 Why windows are exact. The window of snapshot X placed at point p closes at the first of:
 an op that must follow X in real time (invoked after X returned), a listing (it sees the id
@@ -35,7 +36,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from harness.checker.model import ModelOp
+from harness.checker.model import GHOST, ModelOp
 
 __all__ = ["LAZY_INIT", "certify", "make_step"]
 
@@ -46,6 +47,13 @@ Open = tuple[tuple[str, int], ...]
 LazyState = tuple[Turns, frozenset[str], Contents, Open]
 
 LAZY_INIT: LazyState = ((), frozenset(), (), ())
+
+#: The turns once a ghost is among them (:data:`~harness.checker.model.GHOST`: an
+#: acknowledged append no read shows). No read and no append whose parent a read showed
+#: can follow such a list, only more appends and snapshots, until a rollback replaces
+#: it: every such list is the same to what comes after, so they are one value, and the
+#: search sees one state where it would see one per place and number of ghosts.
+DIRTY: tuple[str, ...] = ("\x00dirty",)
 
 ROLLBACKS = ("rollback", "rollback?")
 
@@ -85,7 +93,7 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
         if kind == "append":
             if op.out is not None and turns != op.out:
                 return []
-            new = (*turns, op.arg)
+            new = DIRTY if op.arg == GHOST or turns == DIRTY else (*turns, op.arg)
             return [(new, ids, _grow(contents, open_, new), open_)]
         if kind == "read":
             return [(turns, ids, contents, open_)] if turns == op.out else []
