@@ -43,7 +43,7 @@ from harness.history import read_history  # noqa: E402
 
 
 def agreement(n: int) -> bool:
-    from tests.checker.simulate import BUGGY_MIX, BUGS, Params, simulate
+    from tests.checker.simulate import BUGS, buggy_params, simulate
     from tests.checker.test_bruteforce import TooBig, brute_force
 
     print(f"1. agreement with brute force, {n} histories per family (2-3 processes, 30-50 "
@@ -54,10 +54,7 @@ def agreement(n: int) -> bool:
     for bug in BUGS:
         shows = fast_finds = default_finds = false_pos = agree = too_big = 0
         for seed in range(n):
-            rng = random.Random(seed)
-            prm = Params(procs=rng.randint(2, 3), sessions=1, steps=rng.randint(30, 50),
-                         p_crash=0.02, p_info=0.03, p_fail=0.02, bug=bug, weights=BUGGY_MIX)
-            events = simulate(seed, prm)
+            events = simulate(seed, buggy_params(random.Random(seed), bug))
             try:
                 truth = brute_force(events, budget=2_000_000)
             except TooBig:

@@ -49,6 +49,13 @@ BUGS = ("rmw-append", "back-dated-append", "rollback-in-two-steps", "wrong-snaps
 BUGGY_MIX = {"append": 25, "read": 30, "snapshot": 15, "rollback": 20, "list_snapshots": 5}
 
 
+def buggy_params(rng: random.Random, bug: str) -> Params:
+    """Parameters for a small history of a store with ``bug``, long enough for the bug
+    to show in some seeds and short enough for brute force (2-3 processes, 30-50 steps)."""
+    return Params(procs=rng.randint(2, 3), sessions=1, steps=rng.randint(30, 50),
+                  p_crash=0.02, p_info=0.03, p_fail=0.02, bug=bug, weights=BUGGY_MIX)
+
+
 @dataclass
 class _Op:
     f: str

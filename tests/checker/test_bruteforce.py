@@ -26,7 +26,7 @@ from harness.checker.linearize import linearize
 from harness.checker.ops import group_by_session
 from harness.history import Event, iter_ops
 from tests.checker.mutate import scramble
-from tests.checker.simulate import BUGGY_MIX, BUGS, Params, simulate
+from tests.checker.simulate import BUGGY_MIX, BUGS, Params, buggy_params, simulate
 
 INF = float("inf")
 Op = tuple[str, str, float, float, Any, Any]  # kind, status, lo, hi, arg, out
@@ -151,10 +151,7 @@ def test_the_default_verdict_is_exact_on_buggy_stores(bug: str, seed: int) -> No
     the bug to show in some of them: the default verdict is the brute force's, both ways
     (no false positive, nothing the exact search finds is missed). The fast rules alone
     miss some (bench/exact.py counts them)."""
-    rng = random.Random(seed)
-    prm = Params(procs=rng.randint(2, 3), sessions=1, steps=rng.randint(30, 50),
-                 p_crash=0.02, p_info=0.03, p_fail=0.02, bug=bug, weights=BUGGY_MIX)
-    events = simulate(seed, prm)
+    events = simulate(seed, buggy_params(random.Random(seed), bug))
     try:
         truth = brute_force(events, budget=50_000)
     except TooBig:  # the oracle cannot say (rare: an invalid history, many unknown ops)
