@@ -119,7 +119,7 @@ class Prover:
     _spent: float = 0.0
 
     def judge(self, so: SessionOps, found: Evidence) -> bool | None:
-        """:func:`judge` one session within its share of the budget."""
+        """:func:`judge` one session the fast rules passed, within its share of the budget."""
         now = time.monotonic()
         if not self._start:
             self._start = now
@@ -127,7 +127,8 @@ class Prover:
         if self.session_steps is None:  # time only: one hard session leaves the rest half
             left = max(min(left, 1.0), left / 2)
         try:
-            return judge(so, found, now + max(left, 0.0), self.tally, self.session_steps)
+            return judge(so, found, now + max(left, 0.0), self.tally, self.session_steps,
+                         trusted=True)
         finally:
             self._spent += time.monotonic() - now
 
@@ -137,7 +138,7 @@ class Prover:
 
 
 def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
-          steps: int | None = None) -> bool | None:
+          steps: int | None = None, trusted: bool = False) -> bool | None:
     """Decide one session by ``deadline`` (a ``time.monotonic()`` value) and within
     ``steps`` configurations of search (None: no limit but time): True when it is proven
     linearizable (its linearization replayed through the model), False when it has none
@@ -146,10 +147,11 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
     (:mod:`~harness.checker.chain`); the others by the eager search
     (:func:`~harness.checker.linearize.linearize`, quick on small and on refuted
     sessions) and then the search of :mod:`~harness.checker.frontier` (sets of lazy
-    states: many writers, long rollbacks)."""
+    states: many writers, long rollbacks). ``trusted``: the fast rules passed it
+    (:func:`session_ops`)."""
     before = found.count()
     try:
-        ops = session_ops(so, found)
+        ops = session_ops(so, found, trusted)
     except _Unmodelled:
         tally.unknown.append(so.session)
         return None
@@ -207,29 +209,41 @@ def replays(order: Sequence[ModelOp]) -> bool:
     return True
 
 
-def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
+def session_ops(so: SessionOps, found: Evidence, trusted: bool = False) -> list[ModelOp]:
     """The session's ops as the search sees them; unreadable reads and listings are
     reported to ``found`` and left out. Raises ``_Unmodelled`` for an op that may have taken
-    effect but whose value breaks the history's format (the verdict is then unknown)."""
+    effect but whose value breaks the history's format (the verdict is then unknown).
+    ``trusted``: the fast rules passed the session, so its reads are well formed (they
+    report an unreadable one) and are not checked again."""
     ops: list[ModelOp] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
             out: Any = None) -> None:
         ops.append(ModelOp(len(ops), kind, inv.time, hi, arg, out, inv, comp))
 
+    # one string per appended turn, shared by every read that shows it: reads compare and
+    # hash turns that are the same objects (a role changed by the store makes another turn)
+    known: dict[Any, tuple[Any, str]] = {}
     for inv, comp in so.appends:
         v = inv.value
         if comp is None or comp.type != "fail":
             if read_tokens([v]) is None:
                 raise _Unmodelled(f"append with value {v!r}")
-            add("append", inv, comp, _hi(comp), arg=_turn(v))
+            turn = _turn(v)
+            known.setdefault(v[1], (v[0], turn))
+            add("append", inv, comp, _hi(comp), arg=turn)
     for inv, comp in so.reads:
         if comp is not None and comp.type in ("ok", "fail"):
-            toks = read_tokens(comp.value) if comp.type == "ok" else None
-            if toks is None:
+            out = None
+            if comp.type == "ok" and (trusted or read_tokens(comp.value) is not None):
+                try:
+                    out = _turns(comp.value, known)
+                except (TypeError, IndexError, KeyError):  # trusted, yet malformed
+                    out = None
+            if out is None:
                 _unreadable(so.session, "read", inv, comp, found)
             else:
-                add("read", inv, comp, comp.time, out=tuple(map(_turn, comp.value)))
+                add("read", inv, comp, comp.time, out=out)
     created = _snapshot_ops(so, add)
     referenced = _rollback_ops(so, add)
     targeted = set(referenced)  # ids a rollback may restore: only their content matters
@@ -300,6 +314,15 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
             o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
         out.append(o)
     return out
+
+
+def _turns(items: list[Any], known: dict[Any, tuple[Any, str]]) -> tuple[str, ...]:
+    """A read's turns as the model holds them, the appended turns' own strings reused."""
+    out = []
+    for item in items:
+        k = known.get(item[1])
+        out.append(k[1] if k is not None and k[0] == item[0] else _turn(item))
+    return tuple(out)
 
 
 def _turn(item: Any) -> str:
