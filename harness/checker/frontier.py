@@ -14,8 +14,11 @@ configuration is given up, and each configuration is explored once (a visited se
 the placed ops and the states, Lowe's memoization). An op whose outcome is unknown never
 has to be placed: the search succeeds when only such ops are left.
 
-Two reductions, each exact:
+Three reductions, each exact:
 
+- what the listings and failed rollbacks say about the snapshot ids orders some ops before
+  others in every linearization (:func:`_id_order`); an op is tried only once those are
+  placed;
 - an observer (a read, a listing, a failed rollback to a missing id) that *every* state
   of the set allows is placed at once with no alternative, when no snapshot window is
   open: every op that must precede it is placed, so in any linearization from here it can
@@ -63,6 +66,7 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     rank = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
     is_list = [o.kind == "list" for o in ops]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
+    needs = _id_order(ops)
     visited: set[tuple[int, States]] = set()
     start: States = frozenset({LAZY_INIT})
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
@@ -88,7 +92,7 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             out.append(n)
             if hi[n] < m:
                 m = hi[n]
-        out = [n for n in out if lo[n] <= m]
+        out = [n for n in out if lo[n] <= m and not (needs[n] & ~lin)]
         if any(x[3] for x in states):  # a listing ends the open windows: try it last
             out.sort(key=lambda n: (3 if is_list[n] else rank[n], hi[n], lo[n], n))
         else:
@@ -143,6 +147,32 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             return Outcome(False, best.stuck, best.state, best.depth, steps)
         lin, states, todo, done, first = stack.pop()
         placed_order.pop()
+
+
+def _id_order(ops: Sequence[ModelOp]) -> list[int]:
+    """For each op, the ops (a bitset) that must precede it in every linearization, by what
+    the listings and the snapshot ids say: snapshot ids are never removed, so a snapshot
+    that created id x comes after every listing without x and every failed rollback to x
+    ("not found"), and before every listing with x and every acknowledged rollback to x.
+    The search only tries an op once those are placed: a snapshot placed before a listing
+    that lacks its id fails only at that listing, possibly far on."""
+    creator: dict[str, int] = {}
+    for n, o in enumerate(ops):
+        if o.kind in ("snapshot", "snapshot-id"):
+            creator.setdefault(o.out, n)
+    needs = [0] * len(ops)
+    for n, o in enumerate(ops):
+        if o.kind == "list":
+            for sid, c in creator.items():
+                if sid in o.out:
+                    needs[n] |= 1 << c
+                else:
+                    needs[c] |= 1 << n
+        elif o.kind == "rollback-missing" and o.arg in creator:
+            needs[creator[o.arg]] |= 1 << n
+        elif o.kind == "rollback" and o.arg in creator:
+            needs[n] |= 1 << creator[o.arg]
+    return needs
 
 
 def _one(states: States) -> Any:
