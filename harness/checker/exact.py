@@ -92,10 +92,11 @@ class Tally:
         }
 
 
-#: The default check's budget for one session's search, in configurations of the search of
-#: :mod:`~harness.checker.frontier` (about half a second on this project's CI machine; the
-#: eager search before it gets :data:`EAGER_STEPS`). Counted in steps, not seconds, so that
-#: a verdict does not depend on the machine's speed or load. A session the searches cannot
+#: The default check's budget for one session's search, in steps of the search of
+#: :mod:`~harness.checker.frontier` (states of its configurations; about half a second at
+#: most on this project's CI machine; the eager search after it gets :data:`EAGER_STEPS`).
+#: Counted in steps, not seconds, so that a verdict does not depend on the machine's speed
+#: or load. A session the searches cannot
 #: decide within it keeps the fast rules' verdict and is named as not proven.
 SESSION_STEPS = 20_000
 #: The eager search's share (its steps are about ten times cheaper).
@@ -144,11 +145,11 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
     linearizable (its linearization replayed through the model), False when it has none
     (its violations added to ``found``), None when undecided (named in ``tally``). A
     session without a rollback that must take effect is decided without search
-    (:mod:`~harness.checker.chain`); the others by the eager search
-    (:func:`~harness.checker.linearize.linearize`, quick on small and on refuted
-    sessions) and then the search of :mod:`~harness.checker.frontier` (sets of lazy
-    states: many writers, long rollbacks). ``trusted``: the fast rules passed it
-    (:func:`session_ops`)."""
+    (:mod:`~harness.checker.chain`); the others by the search of
+    :mod:`~harness.checker.frontier` (sets of lazy states: many writers, long
+    rollbacks), then, if it did not finish, the eager one
+    (:func:`~harness.checker.linearize.linearize`, often quicker to refute).
+    ``trusted``: the fast rules passed it (:func:`session_ops`)."""
     before = found.count()
     try:
         ops = session_ops(so, found, trusted)
@@ -169,13 +170,16 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        # the eager search never gets more than a bounded part: where it is not quick,
-        # the frontier search is the one that finishes
-        eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 4 * EAGER_STEPS)
-        out = eager
-        if eager.ok is None:
-            out = search(ops, deadline, steps if steps is not None else 1 << 62)
-            out = replace(out, explored=out.explored + eager.explored)
+        # the frontier search first (many writers, long rollbacks); the eager one after
+        # it, where it can be the quicker: refutations, whose whole space is explored
+        if steps is not None:
+            out = search(ops, deadline, steps)
+        else:
+            out = search(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+        if out.ok is None:
+            eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
+            out = replace(eager if eager.ok is not None else out,
+                          explored=out.explored + eager.explored)
         tally.explored += out.explored
         if out.ok is None:
             tally.unknown.append(so.session)
