@@ -43,7 +43,7 @@ __all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "search"]
 
 #: Configurations the search remembers at most, whatever its budget: past them the
 #: session is undecided (memory, not time, is then what would run out).
-MAX_CONFIGURATIONS = 400_000
+MAX_CONFIGURATIONS = 150_000
 #: States one configuration may hold at most (choices no result has ruled out yet).
 MAX_STATES = 20_000
 

@@ -23,7 +23,7 @@ __all__ = ["MAX_CACHED", "OBSERVERS", "Outcome", "linearize"]
 
 #: Explored configurations remembered at most: past them the outcome is unknown (memory,
 #: not time, would run out first; a state holds the session's turns and snapshots).
-MAX_CACHED = 2_000_000
+MAX_CACHED = 1_000_000
 
 #: Ops that change nothing when they succeed. One whose call the walk reaches, and whose
 #: result the current state gives, is placed there and then, with no alternative tried:
