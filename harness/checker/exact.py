@@ -29,7 +29,8 @@ from harness.checker.order_tree import read_tokens
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact", "judge", "replays", "session_ops"]
+__all__ = ["EAGER_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact", "judge",
+           "replays", "session_ops"]
 
 
 def check_exact(
@@ -99,8 +100,10 @@ class Tally:
 #: or load. A session the searches cannot
 #: decide within it keeps the fast rules' verdict and is named as not proven.
 SESSION_STEPS = 20_000
-#: The eager search's share (its steps are about ten times cheaper).
+#: The eager search's share after the frontier search (its steps are about ten times
+#: cheaper), and the short try it gets before (enough for most sessions of a few writers).
 EAGER_STEPS = 50_000
+QUICK_STEPS = 5_000
 
 
 @dataclass(slots=True)
@@ -170,16 +173,22 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        # the frontier search first (many writers, long rollbacks); the eager one after
-        # it, where it can be the quicker: refutations, whose whole space is explored
-        if steps is not None:
-            out = search(ops, deadline, steps)
-        else:
-            out = search(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+        # a short eager search (quickest on small sessions), then the frontier search
+        # (many writers, long rollbacks), then the eager one again (often the quicker to
+        # refute: a refutation explores the whole space)
+        out = linearize(ops, deadline, QUICK_STEPS)
+        explored = out.explored
+        if out.ok is None:
+            if steps is not None:
+                out = search(ops, deadline, steps)
+            else:
+                out = search(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+            explored += out.explored
         if out.ok is None:
             eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
-            out = replace(eager if eager.ok is not None else out,
-                          explored=out.explored + eager.explored)
+            out = eager if eager.ok is not None else out
+            explored += eager.explored
+        out = replace(out, explored=explored)
         tally.explored += out.explored
         if out.ok is None:
             tally.unknown.append(so.session)
