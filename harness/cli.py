@@ -334,10 +334,14 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool 
 
 @cli.command("check")
 @click.argument("path", metavar="RUN_DIR_OR_HISTORY")
-@click.option("--exact", is_flag=True, help="Also search for a linearization per session.")
+@click.option("--exact", is_flag=True,
+              help="Decide every session with no limit but --budget: a session left "
+                   "undecided makes the verdict unknown (exit 3). Without it, each session "
+                   "gets a fixed number of search steps and an undecided one keeps the "
+                   "fast rules' pass, named as not proven.")
 @click.option("--budget", type=_Seconds(min=0, min_open=True, max=limits.MAX_DURATION_S),
               default=30.0, show_default=True,
-              help="Seconds for the exact search; past it the verdict is unknown.")
+              help="Seconds for the exact decisions of all sessions.")
 def check_cmd(path: str, exact: bool, budget: float) -> None:
     """Re-run the checker over a stored history (a newer checker on an old run). Exit 0
     no violation, 1 violations, 2 not a history, 3 unknown (the check did not finish)."""
