@@ -183,7 +183,7 @@ def html_report(report: dict[str, Any], timeline: Timeline) -> str:
                       autoescape=select_autoescape(["html", "j2"]))
     verdict = report.get("verdict", "unknown")
     why = (", ".join(f"{k} x{n}" for k, n in sorted(check.get("counts", {}).items()))
-           or "; ".join(report.get("problems", [])) or "no violation")
+           or "; ".join(report.get("problems", [])) or "no violation" + _proof(check))
     return env.get_template("report.html.j2").render(
         report=report, verdict=verdict, why=why, perf=timeline.perf(), violations=violations,
         data_json=orjson.dumps(data).decode(), bars=len(data["bars"]),
@@ -201,3 +201,14 @@ def timeline_of(run_dir: Path, window_s: float) -> Timeline:
 
 def write_html(run_dir: Path, report: dict[str, Any], timeline: Timeline) -> None:
     (run_dir / "report.html").write_text(html_report(report, timeline), encoding="utf-8")
+
+
+def _proof(check: dict[str, Any]) -> str:
+    """What a pass proves (report.json's ``check.proof``), as the verdict line says it."""
+    p = check.get("proof")
+    if not isinstance(p, dict):
+        return ""
+    if p.get("proven"):
+        return f"; proven linearizable ({p.get('sessions')} sessions, each proof replayed)"
+    return (f"; {p.get('sessions_proven')} of {p.get('sessions')} sessions proven linearizable, "
+            f"{p.get('sessions_unknown_count')} not decided within the exact budget")

@@ -128,3 +128,15 @@ def test_trend_lists_runs_side_by_side_and_plots_them(runs: dict[str, Path],
     empty.mkdir()
     r = harness_cli("trend", str(empty))
     assert r.returncode == 2 and "no run with a report.json" in r.stderr
+
+
+def test_a_pass_says_what_it_proved(runs: dict[str, Path]) -> None:
+    """A chaos run's pass is a proof: report.json's check.proof says every session was
+    proven linearizable, and report.html's verdict line says so; a failing run proves
+    nothing of the kind."""
+    proof = _report(runs["pass"])["check"]["proof"]
+    assert proof["proven"] is True and proof["sessions"] == proof["sessions_proven"] > 0
+    assert proof["sessions_unknown"] == [] and proof["sessions_unknown_count"] == 0
+    html = (runs["pass"] / "report.html").read_text()
+    assert f"no violation; proven linearizable ({proof['sessions']} sessions" in html
+    assert _report(runs["fail"])["check"]["proof"]["proven"] is False
