@@ -527,6 +527,43 @@ def stores_cmd() -> None:
     _finish(show, 0)
 
 
+@cli.command("contract")
+@click.argument("spec", metavar="SPEC")
+def contract_cmd(spec: str) -> None:
+    """Run the contract suite against a store: a state machine against the model, edge
+    cases, and short runs across real processes; a table by layer and case. Exit 0 every
+    case passed, 1 some failed, 2 an unknown store."""
+    from rich.table import Table
+
+    from harness.contract import run_contract
+
+    say = _stderr_progress()
+    try:
+        outcomes = run_contract(spec, on_case=lambda o: say(
+            f"{o.layer} / {o.name}: {'pass' if o.ok else 'FAIL'}"))
+    except HarnessError as err:
+        _fail(str(err))
+
+    def show() -> None:
+        table = Table("layer", "case", "result", "catches / what went wrong", show_edge=False)
+        for o in outcomes:
+            table.add_row(o.layer, o.name, "pass" if o.ok else "[bold red]FAIL[/]",
+                          o.catches if o.ok else o.detail, style=None if o.ok else "red")
+        con = _stdout()
+        con.print(table)
+        failed = sum(not o.ok for o in outcomes)
+        con.print(f"{spec}: {len(outcomes) - failed} of {len(outcomes)} cases passed")
+
+    _finish(show, 1 if any(not o.ok for o in outcomes) else 0)
+
+
+def _stderr_progress() -> Callable[[str], None]:
+    """One line per finished case on stderr (a contract run takes a minute)."""
+    def say(line: str) -> None:
+        click.echo(line, err=True)
+    return say
+
+
 _RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
 
 
