@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import sqlite3
 from typing import NamedTuple
+
+from harness.stores import sqlite as sqlite_store
 
 
 class AppendOnlyStore:
@@ -13,8 +14,10 @@ class AppendOnlyStore:
     capabilities = frozenset({"append", "read"})
 
     def __init__(self, url: str) -> None:  # no namespace parameter: not passed
-        self.conn = sqlite3.connect(url[len("sqlite://"):], timeout=30, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        # The reference store's connect: processes opening a fresh file at once race on
+        # the switch to WAL, which SQLite refuses at once with "database is locked"
+        # whatever the busy timeout (it failed a loaded CI run); connect waits it out.
+        self.conn = sqlite_store.connect(url)
         self.conn.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, s, r, c)")
 
     def append(self, session: str, role: str, content: str) -> None:
