@@ -33,23 +33,23 @@ def test_a_violation_fails_the_test_with_its_sentence_report_and_reproduce_comma
         pytester: pytest.Pytester) -> None:
     _suite(pytester, """
 def test_zoo(harness_run):
-    harness_run(SCENARIOS + "/sqlite-max-turn-race.toml", seed=1, ops=60)
+    harness_run(SCENARIOS + "/sqlite-rollback.toml", seed=1, ops=60)
 """)
     res = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
     res.assert_outcomes(failed=1)
     res.stdout.fnmatch_lines([
-        "*harness: sqlite-max-turn-race ended FAIL, expected pass*",
-        "*lost-turn (session *): *",
+        "*harness: sqlite-rollback ended FAIL, expected pass*",
+        "*vanished-checkpoint (session *): *",
         "*report: */report.json*",
-        "*reproduce: harness run *sqlite-max-turn-race.toml --seed 1 *",
+        "*reproduce: harness run *sqlite-rollback.toml --seed 1 *",
     ])
 
 
 def test_an_expected_failure_passes_and_returns_the_result(pytester: pytest.Pytester) -> None:
     _suite(pytester, """
 def test_zoo(harness_run):
-    res = harness_run(SCENARIOS + "/sqlite-max-turn-race.toml", expect="fail", seed=1, ops=60)
-    assert "lost-turn" in res.result.counts()
+    res = harness_run(SCENARIOS + "/sqlite-rollback.toml", expect="fail", seed=1, ops=60)
+    assert "vanished-checkpoint" in res.result.counts()
 """)
     pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
 
