@@ -2,4 +2,6 @@
 
 from harness.cli import main
 
-main()
+# guarded: a spawned child process imports this module again as ``__mp_main__``
+if __name__ == "__main__":
+    main()

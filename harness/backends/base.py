@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = ["Backend", "DiskFull", "Stepper", "Target"]
 
@@ -102,5 +102,13 @@ class Backend(Protocol):
     def disk_full(self) -> DiskFull | None:
         """Inside a worker: a fresh disk-full switch for this process, or None if the
         backend has none."""
+        ...
+
+    def dump(self, url: str, namespace: str = "") -> dict[str, Any]:
+        """Everything the store at ``url`` holds (under ``namespace``, where the backend
+        has one), raw: ``{"<table or key> (<columns or type>)": rows or value}``, in an
+        order that does not depend on the page layout or the server's hashing. The
+        golden-state dumps (:mod:`harness.golden`) normalise it; ``TargetError`` when
+        there is no store at ``url``."""
         ...
 

@@ -23,7 +23,14 @@ from typing import Any
 from urllib.parse import quote
 
 from harness.backends.base import Stepper, Target
-from harness.backends.redis_keys import INDEX_KEY, PREFIX, Janitor, delete_namespace, key_ttl_s
+from harness.backends.redis_keys import (
+    INDEX_KEY,
+    PREFIX,
+    Janitor,
+    delete_namespace,
+    escape_glob,
+    key_ttl_s,
+)
 from harness.errors import TargetError
 from harness.procs import free_port, set_pdeathsig
 from harness.redact import ENV_VAR, has_redacted_password, redact_url, remember, scrub
@@ -275,6 +282,46 @@ class RedisBackend:
 
     def disk_full(self) -> None:
         return None
+
+
+    def dump(self, url: str, namespace: str = "") -> dict[str, Any]:
+        """Every key under ``namespace`` (every key of the server without one), by name,
+        with its value as its type holds it: a string, a list in order, a hash's fields,
+        a set's members and a sorted set's (member, score) pairs sorted, a stream's entries."""
+        import redis
+
+        r = redis.Redis.from_url(url, retry=None)
+        try:
+            keys = sorted(r.scan_iter(match=escape_glob(namespace) + "*" if namespace else "*"))
+            out: dict[str, Any] = {}
+            for k in keys:
+                kind = r.type(k)
+                kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+                value = _value(r, k, kind)
+                if value is not None:  # expired between SCAN and now: gone, not empty
+                    out[f"{k.decode(errors='replace')} ({kind})"] = value
+            return out
+        except redis.ConnectionError as err:
+            raise TargetError(f"cannot reach Redis at {redact_url(url)}: {err}") from None
+        finally:
+            r.close()
+
+
+def _value(r: Any, k: bytes, kind: str) -> Any:
+    """A key's value as its type holds it (None: gone, or a type without a dump)."""
+    if kind == "string":
+        return r.get(k)
+    if kind == "list":
+        return r.lrange(k, 0, -1)
+    if kind == "hash":
+        return sorted(r.hgetall(k).items())
+    if kind == "set":
+        return sorted(r.smembers(k))
+    if kind == "zset":
+        return sorted(r.zrange(k, 0, -1, withscores=True))
+    if kind == "stream":
+        return [(i, sorted(f.items())) for i, f in r.xrange(k)]
+    return None
 
 
 BACKEND = RedisBackend()

@@ -12,6 +12,7 @@ import weakref
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from harness.backends import sqlite_points
 from harness.backends.base import Stepper, Target
@@ -146,6 +147,33 @@ class SqliteBackend:
 
     def install_points(self, client: Stepper) -> None:
         sqlite_points.install(client)
+
+    def dump(self, url: str, namespace: str = "") -> dict[str, Any]:
+        """Every table (by name) and its rows in rowid order (the order they were written;
+        a ``WITHOUT ROWID`` table by its columns). The file has no namespace."""
+        path = url[len("sqlite://"):] if url.startswith("sqlite:///") else url
+        if not Path(path).is_file():
+            raise TargetError(f"no SQLite file at {path}")
+        # read-only, so a dump never creates or converts a file; "//x" (from
+        # "sqlite:////x") is not a URI authority
+        conn = sqlite3.connect(f"file:{quote('/' + path.lstrip('/'))}?mode=ro", uri=True)
+        try:
+            out: dict[str, Any] = {}
+            conn.execute("BEGIN")  # one read transaction: every table at the same moment
+            tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+                                  "AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+            for name, sql in tables:
+                q = '"' + name.replace('"', '""') + '"'
+                cols = [r[1] for r in conn.execute(f"PRAGMA table_info({q})")]
+                order = ("rowid" if "WITHOUT ROWID" not in (sql or "").upper()
+                         else ", ".join(str(i + 1) for i in range(len(cols))))
+                out[f"{name} ({', '.join(cols)})"] = conn.execute(
+                    f"SELECT * FROM {q} ORDER BY {order}").fetchall()
+            return out
+        except sqlite3.DatabaseError as err:
+            raise TargetError(f"cannot read the SQLite file {path}: {err}") from None
+        finally:
+            conn.close()
 
     def disk_full(self) -> PageLimit:
         return PageLimit()
