@@ -16,7 +16,7 @@ import importlib
 import inspect
 import pkgutil
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -143,6 +143,21 @@ def _load(target: str, spec: str) -> Callable[..., Any]:
     return factory  # type: ignore[no-any-return]
 
 
+def _adapter(spec: str, adapter: Any) -> StoreInfo:
+    """A third-party adapter by its short name; StoreSpecError naming the extra to install
+    when its library is not there."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(adapter.needs) is not None
+    except ImportError:  # a parent package is missing
+        found = False
+    if not found:
+        raise StoreSpecError(f"store {spec!r} needs its library ({adapter.needs}): "
+                             f"pip install 'harness[{adapter.extra}]'")
+    return replace(resolve(adapter.target), spec=spec)
+
+
 def resolve(spec: str) -> StoreInfo:
     """A spec -> its StoreInfo, importing a user's factory to read its attributes.
 
@@ -150,6 +165,10 @@ def resolve(spec: str) -> StoreInfo:
     known = builtins()
     if spec in known:
         return known[spec]
+    from harness.stores.thirdparty import ADAPTERS
+
+    if spec in ADAPTERS:
+        return _adapter(spec, ADAPTERS[spec])
     factory = _load(spec, spec)
     caps = getattr(factory, "capabilities", None)
     if caps is not None and (isinstance(caps, str) or not isinstance(caps, Iterable)
