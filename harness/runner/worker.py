@@ -226,7 +226,10 @@ class _Runner:
             self.hold(log.fast(b"ok", b"list_snapshots", sj, orjson.dumps(ids)))
             self._remember(s, ids)
         elif f == "rollback":
-            if not self.known.get(s):
+            # an id to roll back to: one this worker saw, else the store's listing, if it
+            # has one (a store without it, after a kill, has this worker skip rollbacks
+            # until it takes a snapshot; never a call the store does not have)
+            if not self.known.get(s) and callable(getattr(self.store, "snapshots", None)):
                 self.run_op(Op("list_snapshots", s))
             known = self.known.get(s)
             if known:

@@ -125,6 +125,37 @@ def test_a_store_changing_its_own_list_in_place_is_logged_as_it_was(tmp_path: Pa
     assert reads[1] == [["user", "tampered"], ["user", "b"], ["user", "c"]]
 
 
+def test_a_rollback_with_no_known_id_never_lists_on_a_store_that_cannot(tmp_path: Path) -> None:
+    """A replacement worker knows no snapshot id yet; it used to ask the store's listing,
+    which a store without ``snapshots`` does not have: an AttributeError, reported as an
+    unreadable listing (found with the chat-history adapters under the kill fault)."""
+    from harness.plan import Op
+    from harness.runner.worker import execute
+
+    class NoListing:
+        def __init__(self) -> None:
+            self.turns: list[tuple[str, str]] = []
+
+        def append(self, session: str, role: str, content: str) -> None:
+            self.turns.append((role, content))
+
+        def history(self, session: str) -> list[tuple[str, str]]:
+            return list(self.turns)
+
+        def snapshot(self, session: str) -> str:
+            return "1"
+
+        def rollback(self, session: str, snapshot_id: str) -> None:
+            pass
+
+    ops = [Op("rollback", "s", choice=0), Op("append", "s", "user", "a"), Op("snapshot", "s"),
+           Op("rollback", "s", choice=0)]
+    with HistoryWriter(tmp_path / "0.jsonl", 0) as w:
+        execute(NoListing(), ops, w)  # type: ignore[arg-type]
+    done = [(e.f, e.type) for e in read_log(tmp_path / "0.jsonl") if e.type != "invoke"]
+    assert done == [("append", "ok"), ("snapshot", "ok"), ("rollback", "ok")]
+
+
 @pytest.mark.parametrize("process", [0, 17, "final", 'odd "%d" name'])
 def test_fast_lines_are_the_bytes_line_makes(tmp_path: Path, process: int | str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
