@@ -19,6 +19,8 @@ Example::
     open_timeout = 60    # seconds a worker may take to open the store; the duration
                          # counts from when every worker has opened it
     min_ops = 1          # per worker slot: fewer completed ops make the run incomplete
+    cold_start = false   # true: every worker opens the fresh store at the same instant, and
+                         # an open that fails is a finding (setup-race), retried
 
     [weights]
     append = 6
@@ -96,6 +98,7 @@ class Scenario:
     open_timeout: float = 60.0  # seconds each worker may take to open its store
     min_ops: int = 1  # per worker slot: fewer completed ops make the run incomplete
     start_method: str = "fork"
+    cold_start: bool = False  # the workers open the fresh store at once (set-up races)
     weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     payload: PayloadSpec = field(default_factory=PayloadSpec)
     redis: RedisSpec = field(default_factory=RedisSpec)
@@ -281,6 +284,7 @@ def _validate_types(sc: Scenario, src: str) -> None:
                     ("start_method", sc.start_method), ("redis.url", sc.redis.url),
                     ("redis.persistence", sc.redis.persistence)):
         _need(isinstance(v, str), src, f"{name} must be a string, got {v!r}")
+    _need(isinstance(sc.cold_start, bool), src, f"cold_start must be true or false, got {sc.cold_start!r}")
     _need(sc.backend is None or isinstance(sc.backend, str), src,
           f"backend must be a string, got {sc.backend!r}")
     _need(bool(sc.store), src, "store must be a non-empty string")

@@ -31,6 +31,8 @@ from harness.checker.order_tree import OrderTree
 from harness.checker.required import RequiredTurns
 from harness.checker.result import CheckResult
 from harness.checker.rollbacks import RollbackIndex
+from harness.checker.setup import KIND as SETUP_RACE
+from harness.checker.setup import setup_race
 from harness.checker.turns import OwnerLookup, Owners, TurnIndex, index_appends
 from harness.history import Event
 
@@ -59,6 +61,11 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None,
         sessions, n_ops = group_by_session(events)
         found = Evidence()
         stats = check_sessions(sessions, found, prover)
+        for e in events:  # after every session, as the streaming checker finds them
+            race = setup_race(e) if e.f == "open" else None
+            if race is not None:
+                found.add(SETUP_RACE, None, race[0], race[1], [e])
+        stats.update(violations_total=found.count(), violations_by_kind=dict(found.totals))
         if flagged is not None:
             flagged.update(s for s in found.sessions if s is not None)
         # Free the per-session pairs while GC is still off: re-enabled with millions of

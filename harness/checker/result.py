@@ -27,6 +27,8 @@ __all__ = ["KINDS", "CheckResult", "Violation"]
 #: - ``vanished-checkpoint``: an acknowledged snapshot id missing from a later listing, or
 #:   unknown to a later rollback.
 #: - ``reused-snapshot-id``: two snapshot ops that both succeeded returned the same id.
+#: - ``setup-race``: on a cold start, a worker could not open the store (its set-up code
+#:   raced another process's); see :mod:`harness.checker.setup`.
 KINDS = (
     "lost-turn",
     "back-dated-turn",
@@ -39,6 +41,7 @@ KINDS = (
     "reordered-turns",
     "bad-rollback",
     "unreadable",
+    "setup-race",
 )
 
 

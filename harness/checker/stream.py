@@ -43,6 +43,8 @@ from harness.checker.fast import judge_session
 from harness.checker.ops import INF, Pair, SessionOps
 from harness.checker.owner_table import RetiredOwners, writer_of
 from harness.checker.result import CheckResult, Violation
+from harness.checker.setup import KIND as SETUP_RACE
+from harness.checker.setup import setup_race
 from harness.checker.turns import COMP, INV, index_appends
 from harness.errors import HarnessError
 from harness.history import Event
@@ -58,6 +60,8 @@ LIVE_CAP = CAP_TOTAL
 #: The share of a streaming check's time its exact decisions may take beyond their first
 #: 30 s (:class:`~harness.checker.exact.Prover`): a session past it keeps the fast verdict.
 STREAM_SHARE = 0.25
+#: A cold start's failed opens rank after every session (the batch check adds them last).
+SETUP_RANK = 1 << 60
 
 
 class StreamError(HarnessError):
@@ -133,6 +137,11 @@ class StreamChecker:
         inv = self._pending.pop(p, None)
         if inv is not None:
             self._close(inv, e)
+        elif e.f == "open":
+            race = setup_race(e)
+            if race is not None:  # ranked after every session, as the batch check adds it
+                self._totals[SETUP_RACE] = self._totals.get(SETUP_RACE, 0) + 1
+                self._candidate(SETUP_RANK + e.index, Violation(SETUP_RACE, None, race[1], (e,)))
 
     def retire(self, session: str) -> None:
         """No op can still touch ``session``: judge it as soon as its open ops are settled.

@@ -233,7 +233,7 @@ class _Setup:
         return WorkerSpec(slot=slot, process=process, ops=ops, store=self.store,
                           url=self.target.url, namespace=self.namespace,
                           log_path=self.launcher.log_path(process), deadline_ns=deadline_ns,
-                          **more)
+                          cold_start=self.scenario.cold_start, **more)
 
 
 @dataclass(slots=True)

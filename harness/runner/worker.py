@@ -63,6 +63,7 @@ class WorkerSpec:
     control: Any = None  # controlled mode: a harness.runner.control.Attach (None: free mode)
     board: Any = None  # faults: a harness.runner.nemesis.Board (progress, disk-full switch)
     plan: Plan | None = None  # where the ops come from (else ``ops``)
+    cold_start: bool = False  # wait for the go, then open (every worker at once)
 
     def op_stream(self) -> Iterator[Op]:
         """This worker's ops from op ``start`` on."""
@@ -267,6 +268,37 @@ def execute(store: MemoryStore, ops: Iterable[Op], log: HistoryWriter,
         log.flush()
 
 
+#: Opens a cold-start worker tries before it gives up (as a supervisor restarting a
+#: process whose set-up failed would), and the first pause between two, doubled each time.
+COLD_OPENS = 5
+COLD_PAUSE_S = 0.05
+
+
+def _open_cold(spec: WorkerSpec, log: HistoryWriter) -> MemoryStore:
+    """Open the store at the go. Each failure is a ``fail`` ``open`` event (value
+    ``{"cold_start": true, "attempt": n}``, the error): a finding, the checker's
+    ``setup-race``; the worker tries again, :data:`COLD_OPENS` times in all, then ends as a
+    worker that could not open (``info`` ``open``, exit 3)."""
+    t0 = time.monotonic()
+    pause = COLD_PAUSE_S
+    for attempt in range(1, COLD_OPENS + 1):
+        try:
+            store = open_store(spec.store, spec.url, spec.namespace)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            log.log("fail", "open", None, {"cold_start": True, "attempt": attempt}, error)
+            if attempt == COLD_OPENS:
+                log.log("info", "open", None, None, error)
+                raise SystemExit(3) from None
+            time.sleep(pause)
+            pause *= 2
+            continue
+        log.log("ok", "open", None, {"seconds": round(time.monotonic() - t0, 6),
+                                     "cold_start": True, "attempts": attempt})
+        return store
+    raise AssertionError("unreachable")
+
+
 def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
     """Process entry point. Returns normally when its ops are done or its deadline passed.
 
@@ -290,17 +322,22 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
     if spec.board is not None:  # faults: the disk-full switches watch the store open
         spec.board.prepare()
     with HistoryWriter(spec.log_path, spec.process) as log:
-        t0 = time.monotonic()
-        try:
-            store = open_store(spec.store, spec.url, spec.namespace)
-        except BaseException as exc:  # the store cannot even open (sys.exit() in its
-            # constructor included): say so in the history, with the store's own message
-            log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
-            raise SystemExit(3) from None
-        opened = time.monotonic() - t0
-        log.log("ok", "open", None, {"seconds": round(opened, 6)})
-        # ready, then wait for the run's clock (at once if it runs already: a replacement)
-        run_deadline_ns = gate.ready(opened) if gate is not None else 0
+        if spec.cold_start and gate is not None:
+            # every worker says ready before opening, so all open at the go, at once
+            run_deadline_ns = gate.ready(0.0)
+            store = _open_cold(spec, log)
+        else:
+            t0 = time.monotonic()
+            try:
+                store = open_store(spec.store, spec.url, spec.namespace)
+            except BaseException as exc:  # the store cannot even open (sys.exit() in its
+                # constructor included): say so in the history, with the store's own message
+                log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])
+                raise SystemExit(3) from None
+            opened = time.monotonic() - t0
+            log.log("ok", "open", None, {"seconds": round(opened, 6)})
+            # ready, then wait for the run's clock (at once if it runs already: a replacement)
+            run_deadline_ns = gate.ready(opened) if gate is not None else 0
         deadline_ns = spec.deadline_ns or run_deadline_ns
         try:
             ops = spec.op_stream() if ctl is None else ctl.ops(spec.op_stream(), spec.start)

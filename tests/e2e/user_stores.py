@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import NamedTuple
 
 from harness.stores import sqlite as sqlite_store
@@ -85,3 +87,15 @@ class UndeclaredDownOnReadStore(DownOnReadStore):
     """The same, without the declaration: its failing reads are ``unreadable``."""
 
     unavailable = ()
+
+
+class CheckThenCreateStore(AppendOnlyStore):
+    """Set-up as a hand-written migration: look for the table, create it if it is missing
+    (no IF NOT EXISTS), after a moment spent on the migration's other steps. Processes
+    opening a fresh file at once all see no table; all but one fail to create it."""
+
+    def __init__(self, url: str) -> None:
+        self.conn = sqlite3.connect(sqlite_store.sqlite_path(url), timeout=30, isolation_level=None)
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 't'").fetchone() is None:
+            time.sleep(0.3)  # the migration's other steps
+            self.conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, s, r, c)")

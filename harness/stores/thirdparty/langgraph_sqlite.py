@@ -63,7 +63,7 @@ class LangGraphSqliteStore:
         return [(r, c) for r, c in values.get("turns", [])]
 
     def snapshot(self, session: str) -> str:
-        config = {**self._thread(session), "metadata": {"harness": "snapshot"}}
+        config: Any = {**self._thread(session), "metadata": {"harness": "snapshot"}}
         saved = self.graph.update_state(config, {"turns": []})
         return str(saved["configurable"]["checkpoint_id"])
 
