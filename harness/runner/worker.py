@@ -73,12 +73,16 @@ class WorkerSpec:
 
 
 def classify(f: str, exc: BaseException,
-             declared: tuple[type[BaseException], ...] = ()) -> tuple[str, str]:
+             declared: tuple[type[BaseException], ...] = (),
+             atomic_writes: bool = True) -> tuple[str, str]:
     """(completion type, error string) for an exception raised by op ``f`` of a store that
-    declares ``declared`` as its "backend unavailable" exceptions."""
+    declares ``declared`` as its "backend unavailable" exceptions. A write is ``fail``
+    (certainly no effect) only when the driver's error says so and the store does each
+    write in one transaction (``atomic_writes``): an op of several transactions that
+    fails in its second has done its first."""
     error = f"{type(exc).__name__}: {exc}"[:500]
     if f in WRITES:
-        return ("fail" if definitely_failed(exc) else "info"), error
+        return ("fail" if atomic_writes and definitely_failed(exc) else "info"), error
     return ("info" if unavailable(exc, declared) else "fail"), error
 
 
@@ -149,9 +153,11 @@ class _Runner:
     only a failed op takes the slower :meth:`HistoryWriter.line`."""
 
     def __init__(self, store: MemoryStore, log: HistoryWriter, coalesce: bool = True,
-                 unavailable: tuple[type[BaseException], ...] = ()) -> None:
+                 unavailable: tuple[type[BaseException], ...] = (),
+                 atomic_writes: bool = True) -> None:
         self.store = store
         self.unavailable = unavailable
+        self.atomic_writes = atomic_writes
         self.log = log
         self.done = log.defer if coalesce else log.log
         self.hold = log.hold if coalesce else log.emit
@@ -179,7 +185,7 @@ class _Runner:
         if isinstance(exc, MalformedRead):
             self.done("fail", f, session, None, f"MalformedRead: {exc}")
         else:
-            kind, error = classify(f, exc, self.unavailable)
+            kind, error = classify(f, exc, self.unavailable, self.atomic_writes)
             self.done(kind, f, session, invoke_value, error)
 
     def run_op(self, op: Op) -> None:
@@ -250,15 +256,17 @@ class _Runner:
 
 def execute(store: MemoryStore, ops: Iterable[Op], log: HistoryWriter,
             deadline_ns: int | None = None, *, coalesce: bool = True,
-            unavailable: tuple[type[BaseException], ...] = ()) -> None:
+            unavailable: tuple[type[BaseException], ...] = (),
+            atomic_writes: bool = True) -> None:
     """Run ``ops`` in order against an open store, logging each; stop at the deadline.
 
     With ``coalesce`` (free mode), each op's completion is written with the next op's
     invoke, before the next store call, and the last one before this returns. Controlled
     mode turns it off: there a worker can wait at a scheduling point between two ops (the
     disk-full switch runs SQL there), and a completion must not wait with it.
-    ``unavailable``: the store's declared "backend unavailable" exceptions."""
-    runner = _Runner(store, log, coalesce, unavailable)
+    ``unavailable``: the store's declared "backend unavailable" exceptions;
+    ``atomic_writes``: whether each write is one transaction (see :func:`classify`)."""
+    runner = _Runner(store, log, coalesce, unavailable, atomic_writes)
     try:
         for op in ops:
             if deadline_ns is not None and time.monotonic_ns() > deadline_ns:
@@ -344,7 +352,7 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
             if spec.board is not None:  # faults: mark progress, honour the disk-full switch
                 ops = spec.board.track(ops, spec.slot, spec.start)
             execute(store, ops, log, deadline_ns or None, coalesce=ctl is None,
-                    unavailable=spec.store.unavailable)
+                    unavailable=spec.store.unavailable, atomic_writes=spec.store.atomic_writes)
         except BaseException as exc:  # the store ended the worker (KeyboardInterrupt, say):
             # say so, so the run's account names it; the op in flight stays unknown
             log.log("info", "crash", None, None, f"{type(exc).__name__}: {exc}"[:500])

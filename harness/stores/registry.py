@@ -49,6 +49,10 @@ class StoreInfo:
     #: exceptions that mean "backend unavailable" (the factory's ``unavailable``): an op
     #: raising one proves nothing about the store (``info``), never an ``unreadable`` read
     unavailable: tuple[type[BaseException], ...] = ()
+    #: the factory's ``atomic_writes`` (default True): each write is one transaction, so a
+    #: driver error that says it did not commit means the op had no effect (``fail``);
+    #: False for a store whose op spans several, whose every write error is ``info``
+    atomic_writes: bool = True
 
 
 #: The packages whose modules may declare a built-in store (``STORE = Declared(...)``).
@@ -85,7 +89,8 @@ def _info(module: ModuleType, d: Declared) -> StoreInfo:
     return StoreInfo(d.name, f"{module.__name__}:{d.factory}", d.backend, d.description,
                      d.capabilities, d.expected, story, d.scenario, d.fault,
                      d.also_caught_as, d.also_exposed_by,
-                     _unavailable(getattr(module, d.factory), d.name))
+                     _unavailable(getattr(module, d.factory), d.name),
+                     _atomic(getattr(module, d.factory), d.name))
 
 
 def _unavailable(factory: object, spec: str) -> tuple[type[BaseException], ...]:
@@ -99,6 +104,15 @@ def _unavailable(factory: object, spec: str) -> tuple[type[BaseException], ...]:
         raise StoreSpecError(f"store {spec!r}: unavailable must be a tuple of exception "
                              f"classes, got {declared!r:.80}")
     return tuple(declared)
+
+
+def _atomic(factory: object, spec: str) -> bool:
+    """The factory's ``atomic_writes`` attribute (True when absent); StoreSpecError if it
+    is not a bool."""
+    value = getattr(factory, "atomic_writes", True)
+    if not isinstance(value, bool):
+        raise StoreSpecError(f"store {spec!r}: atomic_writes must be True or False, got {value!r:.80}")
+    return value
 
 
 def _order(info: StoreInfo) -> tuple[int, int, str]:
@@ -182,7 +196,8 @@ def resolve(spec: str) -> StoreInfo:
         raise StoreSpecError(f"store {spec!r}: it cannot append, so there is nothing to test")
     doc = (inspect.getdoc(factory) or "").strip().splitlines()
     return StoreInfo(spec, spec, getattr(factory, "backend", None), doc[0] if doc else "",
-                     capabilities, unavailable=_unavailable(factory, spec))
+                     capabilities, unavailable=_unavailable(factory, spec),
+                     atomic_writes=_atomic(factory, spec))
 
 
 def open_store(info: StoreInfo, url: str, namespace: str) -> MemoryStore:

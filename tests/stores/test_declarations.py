@@ -57,3 +57,20 @@ def test_opening_a_builtin_uses_its_declared_factory(sqlite_url: str) -> None:
         assert type(store).__name__ == "MaxTurnRaceStore"
     finally:
         store.close()
+
+
+def test_a_store_whose_writes_span_transactions_never_has_a_definite_failure() -> None:
+    """A driver error that says "not committed" proves an op had no effect only when the op
+    is one transaction; LangGraph's graph run is several, and a disk-full error in its
+    second left the turn of its first: reported as a phantom turn until ``atomic_writes``."""
+    import sqlite3
+
+    from harness.runner.worker import classify
+    from harness.stores import resolve
+
+    full = sqlite3.OperationalError("database or disk is full")
+    assert classify("append", full)[0] == "fail"
+    assert classify("append", full, atomic_writes=False)[0] == "info"
+    assert resolve("sqlite").atomic_writes is True
+    assert resolve("langgraph.sqlite").atomic_writes is False
+    assert resolve("langchain.sql").atomic_writes is False

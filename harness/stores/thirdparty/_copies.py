@@ -26,6 +26,9 @@ class CopySnapshots:
     terms (a key being a session, conversation or thread id)."""
 
     capabilities = frozenset({"append", "read", "snapshot", "rollback"})
+    #: a snapshot (read, then write) and a rollback (clear, then add) are several calls:
+    #: an error in the second says nothing of the first, so no write error is "no effect"
+    atomic_writes = False
 
     def read(self, key: str) -> list[tuple[str, str]]:
         raise NotImplementedError

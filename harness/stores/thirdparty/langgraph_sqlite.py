@@ -38,6 +38,9 @@ class LangGraphSqliteStore:
     """LangGraph SqliteSaver: a thread per session, an append per graph run."""
 
     backend = "sqlite"
+    #: a graph run writes several checkpoints, each its own transaction: a "database or
+    #: disk is full" in the second leaves the first (with the turn) in place
+    atomic_writes = False
 
     def __init__(self, url: str, namespace: str = "harness") -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
