@@ -514,15 +514,20 @@ def trend_cmd(reports_dir: Path, html_out: Path | None) -> None:
 
 @cli.command("stores")
 def stores_cmd() -> None:
-    """List the built-in stores, one line each."""
+    """List the built-in stores and the third-party adapters, one line each."""
     from harness.stores import BUILTINS
+    from harness.stores.thirdparty import ADAPTERS
 
-    width = max(len(s) for s in BUILTINS)
+    width = max(len(s) for s in [*BUILTINS, *ADAPTERS])
 
     def show() -> None:
         for name, info in BUILTINS.items():
             caught = f"  [caught as {info.expected}]" if info.expected else ""
             click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+        for name, adapter in ADAPTERS.items():
+            backend = "redis" if name.endswith(".redis") else "sqlite"
+            click.echo(f"{name:<{width}}  {backend:<6}  {adapter.title}  "
+                       f"[pip install 'harness[{adapter.extra}]']")
 
     _finish(show, 0)
 

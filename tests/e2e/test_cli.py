@@ -84,8 +84,11 @@ def test_stores_lists_every_builtin(tmp_path: Path) -> None:
     r = harness("stores", cwd=tmp_path)
     assert r.returncode == 0
     from harness.stores import BUILTINS
+    from harness.stores.thirdparty import ADAPTERS
 
-    assert len(r.stdout.strip().splitlines()) == len(BUILTINS)
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == len(BUILTINS) + len(ADAPTERS)
+    assert any(ln.startswith("langgraph.sqlite ") and "harness[langgraph]" in ln for ln in lines)
 
 
 def test_ctrl_c_stops_workers_and_still_writes_the_report(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_ci_runs_the_readme_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    command = next(line for line in readme if "python -m pip install -e '.[test]'" in line)
+    command = next(line for line in readme if "python -m pip install -e '.[test,thirdparty]'" in line)
     assert "ruff check ." in command and "mypy harness" in command and "python -m pytest" in command
     assert command.startswith("bash scripts/install-browser && ")  # the browser tests run for real
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()

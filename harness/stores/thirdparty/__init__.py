@@ -24,25 +24,31 @@ _HERE = "harness.stores.thirdparty"
 @dataclass(frozen=True, slots=True)
 class Adapter:
     """``target``: the ``module:factory``; ``extra``: what installs its library;
-    ``needs``: the module that is there once it is installed."""
+    ``needs``: the module that is there once it is installed; ``title``: what it is."""
 
     target: str
     extra: str
     needs: str
+    title: str = ""
 
 
 #: Short name -> its adapter.
 ADAPTERS: dict[str, Adapter] = {
     "langgraph.sqlite": Adapter(f"{_HERE}.langgraph_sqlite:LangGraphSqliteStore", "langgraph",
-                                "langgraph.checkpoint.sqlite"),
+                                "langgraph.checkpoint.sqlite", "LangGraph SqliteSaver under a StateGraph"),
     "langchain.sql": Adapter(f"{_HERE}.langchain_history:SqlHistoryStore", "langchain",
-                             "langchain_community.chat_message_histories"),
+                             "langchain_community.chat_message_histories",
+                             "LangChain SQLChatMessageHistory on SQLite"),
     "langchain.redis": Adapter(f"{_HERE}.langchain_history:RedisHistoryStore", "langchain",
-                               "langchain_community.chat_message_histories"),
+                               "langchain_community.chat_message_histories",
+                               "LangChain RedisChatMessageHistory"),
     "llamaindex.sql": Adapter(f"{_HERE}.llamaindex_chat:SqlChatStore", "llamaindex",
-                              "llama_index.core.storage.chat_store.sql"),
+                              "llama_index.core.storage.chat_store.sql",
+                              "llama-index SQLAlchemyChatStore on SQLite"),
     "llamaindex.redis": Adapter(f"{_HERE}.llamaindex_chat:RedisChatStore", "llamaindex",
-                                "llama_index.storage.chat_store.redis"),
+                                "llama_index.storage.chat_store.redis",
+                                "llama-index RedisChatStore"),
     "openai-agents.sqlite": Adapter(f"{_HERE}.openai_agents_session:SqliteSessionStore",
-                                    "openai-agents", "agents"),
+                                    "openai-agents", "agents",
+                                    "OpenAI Agents SDK SQLiteSession"),
 }
