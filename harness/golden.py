@@ -31,7 +31,8 @@ from harness.errors import InputError
 __all__ = ["memory_state"]
 
 #: URL scheme -> backend name.
-SCHEMES = {"sqlite": "sqlite", "redis": "redis", "rediss": "redis", "unix": "redis"}
+SCHEMES = {"sqlite": "sqlite", "redis": "redis", "rediss": "redis", "unix": "redis",
+           "postgresql": "postgres", "postgres": "postgres"}
 
 _ID = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
                  r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{12,})\b", re.IGNORECASE)

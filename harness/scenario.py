@@ -57,7 +57,7 @@ from harness.faults.tables import check_fault
 from harness.redact import redact_url
 from harness.scenario_control import ControlSpec, parse_control
 
-__all__ = ["UNLIMITED", "PayloadSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario",
+__all__ = ["UNLIMITED", "PayloadSpec", "PostgresSpec", "RedisSpec", "Scenario", "control_spec", "load_scenario",
            "session_name", "session_names"]
 
 #: ``ops = "unlimited"`` (``--ops unlimited``): as many ops as fit in the duration; held as
@@ -82,6 +82,11 @@ class RedisSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class PostgresSpec:
+    url: str = ""  # a user's server (the run's objects in a schema of its own); "": managed
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """One run's parameters. ``seed=None`` means "draw one and print it"."""
 
@@ -102,6 +107,7 @@ class Scenario:
     weights: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     payload: PayloadSpec = field(default_factory=PayloadSpec)
     redis: RedisSpec = field(default_factory=RedisSpec)
+    postgres: PostgresSpec = field(default_factory=PostgresSpec)
     faults: tuple[dict[str, Any], ...] = ()
     control: dict[str, Any] = field(default_factory=dict)
     source: str = ""  # the file it came from, for messages
@@ -119,7 +125,7 @@ class Scenario:
         out = []
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name in ("weights", "payload", "redis", "faults", "control", "source"):
+            if f.name in ("weights", "payload", "redis", "postgres", "faults", "control", "source"):
                 continue
             if v is None and f.name == "ops":
                 v = UNLIMITED
@@ -133,6 +139,9 @@ class Scenario:
         out.append("\n[redis]")
         out += [f"url = {_toml_value(redact_url(self.redis.url))}",  # no password
                 f"persistence = {_toml_value(self.redis.persistence)}"]
+        if self.postgres.url:
+            out.append("\n[postgres]")
+            out.append(f"url = {_toml_value(redact_url(self.postgres.url))}")  # no password
         if self.control:
             out.append("\n[control]")
             out += [f"{k} = {_toml_value(v)}" for k, v in self.control.items()]
@@ -179,7 +188,7 @@ def session_generation(name: str) -> int:
 
 
 _TOP = {f.name for f in fields(Scenario)} - {"source"}
-_TABLES = {"weights", "payload", "redis", "control"}
+_TABLES = {"weights", "payload", "redis", "postgres", "control"}
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -217,6 +226,8 @@ def from_dict(raw: dict[str, Any], source: str = "<scenario>") -> Scenario:
         kw["payload"] = _sub(PayloadSpec, raw["payload"], "payload", source)
     if "redis" in raw:
         kw["redis"] = _sub(RedisSpec, raw["redis"], "redis", source)
+    if "postgres" in raw:
+        kw["postgres"] = _sub(PostgresSpec, raw["postgres"], "postgres", source)
     if "control" in raw:
         kw["control"] = dict(raw["control"])
     if "faults" in raw:
@@ -306,6 +317,9 @@ def _validate_types(sc: Scenario, src: str) -> None:
     if sc.redis.url:
         problem = redis_url_problem(sc.redis.url)
         _need(problem is None, src, f"redis.url: {problem}")
+    _need(isinstance(sc.postgres.url, str), src, f"postgres.url must be a string, got {sc.postgres.url!r}")
+    _need(not sc.postgres.url or sc.postgres.url.startswith(("postgresql://", "postgres://")), src,
+          f"postgres.url must start with postgresql:// (got {redact_url(str(sc.postgres.url))!r})")
 
 
 def _validate_bounds(sc: Scenario, src: str) -> None:

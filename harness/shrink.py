@@ -40,7 +40,7 @@ __all__ = ["Case", "ShrinkResult", "shrink"]
 OpTable = dict[str, Any]  # one op of a [control] streams entry, as in repro.toml
 Step = tuple[int, int, str]  # (worker slot, op index, point label) of one grant
 Say = Callable[[str], None]
-REFERENCE = {"sqlite": "sqlite", "redis": "redis"}
+REFERENCE = {"sqlite": "sqlite", "redis": "redis", "postgres": "postgres"}
 #: Points of a connection's set-up: they follow the connection to the worker's next op
 #: when the op that first opened it is removed.
 _SETUP = frozenset({"HELLO", "CLIENT", "AUTH"})

@@ -19,7 +19,7 @@ __all__ = ["NAMES", "Backend", "DiskFull", "Stepper", "Target", "backend", "back
            "make_target"]
 
 #: Every backend, in the order they are listed and their hooks installed.
-NAMES: tuple[str, ...] = ("sqlite", "redis")
+NAMES: tuple[str, ...] = ("sqlite", "redis", "postgres")
 
 
 @cache

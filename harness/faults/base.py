@@ -214,7 +214,7 @@ class NoOp:
     it (:func:`harness.faults.registered`) to drive the machinery with a harmless fault."""
 
     name: str = "no-op"
-    backends: tuple[str, ...] = ("sqlite", "redis")
+    backends: tuple[str, ...] = ("sqlite", "redis", "postgres")
     destructive: bool = False
     aimed: bool = False
     keys: tuple[Key, ...] = ()

@@ -27,7 +27,7 @@ __all__ = ["KIND", "Kill"]
 @dataclass(frozen=True, slots=True)
 class Kill:
     name: str = "kill"
-    backends: tuple[str, ...] = ("sqlite", "redis")
+    backends: tuple[str, ...] = ("sqlite", "redis", "postgres")
     destructive: bool = False
     aimed: bool = True
     keys: tuple[Key, ...] = ()

@@ -23,7 +23,7 @@ __all__ = ["KIND", "Pause"]
 @dataclass(frozen=True, slots=True)
 class Pause:
     name: str = "pause"
-    backends: tuple[str, ...] = ("sqlite", "redis")
+    backends: tuple[str, ...] = ("sqlite", "redis", "postgres")
     destructive: bool = False
     aimed: bool = True
     keys: tuple[Key, ...] = (duration(1.0),)

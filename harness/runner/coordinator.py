@@ -118,11 +118,12 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     backend = scenario.backend or info.backend
     if backend is None:
         raise InputError(f"store {scenario.store!r} does not say its backend: set "
-                         "backend = \"sqlite\" or \"redis\" in the scenario")
+                         "backend = \"sqlite\", \"redis\" or \"postgres\" in the scenario")
     seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(10**9)
     plan = make_plan(scenario, seed, info.capabilities)
-    url = redis_url or scenario.redis.url
-    check_faults(plan.faults, backend, external=backend == "redis" and bool(url),
+    url = {"redis": redis_url or scenario.redis.url,
+           "postgres": scenario.postgres.url}.get(backend, "")
+    check_faults(plan.faults, backend, external=bool(url),
                  allow_destructive=allow_destructive_faults)
     run_id, run_dir = _make_run_dir(reports, scenario.name, seed)
     try:
