@@ -11,8 +11,9 @@ Every operation is one transaction at READ COMMITTED, and this is why each is co
   a read (``ORDER BY seq``) never shows a later turn before an earlier one;
 - **read** is one SELECT: READ COMMITTED gives each statement one snapshot of committed
   data, so it sees a rollback or an append whole or not at all;
-- **snapshot** copies the session's turns with one INSERT ... SELECT (one statement, one
-  snapshot) into ``snapshot_turns``, under a new id, in the transaction that lists it;
+- **snapshot** takes the session's row lock too, then copies the session's turns with one
+  INSERT ... SELECT (one statement, one snapshot) into ``snapshot_turns``, under a new id,
+  in the transaction that lists it;
 - **rollback** takes the session's row lock, checks the id is the session's (else
   ``SnapshotNotFound``, the transaction rolled back), deletes the turns and copies the
   snapshot's back, all in one transaction: readers see before or after, never between;
@@ -71,25 +72,46 @@ def connect(url: str, schema: str = SCHEMA) -> Any:
 
 
 class PostgresStore:
-    """See the module docstring."""
+    """See the module docstring. A connection the server closed (a restart, a terminated
+    backend) is replaced at the next op: that op's predecessor failed as it had to, and
+    the store goes on, as a pool would. No op is retried."""
 
     backend = "postgres"
+    #: the tables this store makes at open (a subclass of the zoo has its own)
+    schema_sql = SCHEMA
 
     def __init__(self, url: str, namespace: str = "harness") -> None:
-        self.conn = connect(url)
+        self.url = url
+        self._conn = self._connect()
 
-    def _lock_session(self, session: str) -> int:
+    def _connect(self) -> Any:
+        return connect(self.url, self.schema_sql)
+
+    @property
+    def conn(self) -> Any:
+        if self._conn.closed or self._conn.broken:
+            self._conn.close()
+            self._conn = self._connect()
+        return self._conn
+
+    # Each op takes the connection once (``c = self.conn``) and uses only that one: a
+    # connection replaced in the middle of a transaction would run the rest of it on
+    # another connection, in autocommit, half an op.
+
+    @staticmethod
+    def _lock_session(c: Any, session: str) -> int:
         """Row-lock the session until commit and bump its counter; the new number."""
-        row = self.conn.execute(
+        row = c.execute(
             "INSERT INTO sessions (session, next_seq) VALUES (%s, 1) ON CONFLICT (session) "
             "DO UPDATE SET next_seq = sessions.next_seq + 1 RETURNING next_seq", (session,)).fetchone()
         return int(row[0])
 
     def append(self, session: str, role: str, content: str) -> None:
-        with self.conn.transaction():
-            seq = self._lock_session(session)
-            self.conn.execute("INSERT INTO turns (session, seq, role, content) VALUES (%s, %s, %s, %s)",
-                              (session, seq, encode(role), encode(content)))
+        c = self.conn
+        with c.transaction():
+            seq = self._lock_session(c, session)
+            c.execute("INSERT INTO turns (session, seq, role, content) VALUES (%s, %s, %s, %s)",
+                      (session, seq, encode(role), encode(content)))
 
     def history(self, session: str) -> list[tuple[str, str]]:
         rows = self.conn.execute("SELECT role, content FROM turns WHERE session = %s ORDER BY seq",
@@ -98,26 +120,30 @@ class PostgresStore:
 
     def snapshot(self, session: str) -> str:
         sid = uuid.uuid4().hex[:16]
-        with self.conn.transaction():
-            self.conn.execute("INSERT INTO snapshots (id, session) VALUES (%s, %s)", (sid, session))
-            self.conn.execute("INSERT INTO snapshot_turns (snapshot_id, seq, role, content) "
-                              "SELECT %s, seq, role, content FROM turns WHERE session = %s", (sid, session))
+        c = self.conn
+        with c.transaction():
+            self._lock_session(c, session)
+            c.execute("INSERT INTO snapshots (id, session) VALUES (%s, %s)", (sid, session))
+            c.execute("INSERT INTO snapshot_turns (snapshot_id, seq, role, content) "
+                      "SELECT %s, seq, role, content FROM turns WHERE session = %s", (sid, session))
         return sid
 
-    def require_snapshot(self, session: str, snapshot_id: str) -> None:
-        found = self.conn.execute("SELECT 1 FROM snapshots WHERE id = %s AND session = %s",
-                                  (snapshot_id, session)).fetchone()
+    @staticmethod
+    def require_snapshot(c: Any, session: str, snapshot_id: str) -> None:
+        found = c.execute("SELECT 1 FROM snapshots WHERE id = %s AND session = %s",
+                          (snapshot_id, session)).fetchone()
         if found is None:
             raise SnapshotNotFound(snapshot_id)
 
     def rollback(self, session: str, snapshot_id: str) -> None:
-        with self.conn.transaction():
-            self._lock_session(session)
-            self.require_snapshot(session, snapshot_id)
-            self.conn.execute("DELETE FROM turns WHERE session = %s", (session,))
-            self.conn.execute("INSERT INTO turns (session, seq, role, content) "
-                              "SELECT %s, seq, role, content FROM snapshot_turns WHERE snapshot_id = %s",
-                              (session, snapshot_id))
+        c = self.conn
+        with c.transaction():
+            self._lock_session(c, session)
+            self.require_snapshot(c, session, snapshot_id)
+            c.execute("DELETE FROM turns WHERE session = %s", (session,))
+            c.execute("INSERT INTO turns (session, seq, role, content) "
+                      "SELECT %s, seq, role, content FROM snapshot_turns WHERE snapshot_id = %s",
+                      (session, snapshot_id))
 
     def snapshots(self, session: str) -> list[str]:
         rows = self.conn.execute("SELECT id FROM snapshots WHERE session = %s ORDER BY created",
@@ -125,7 +151,7 @@ class PostgresStore:
         return [str(r[0]) for r in rows]
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
 
 
 STORE = Declared(

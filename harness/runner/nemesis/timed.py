@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from harness.backends.base import Target
-from harness.backends.redis import ManagedRedis
 from harness.errors import InputError
 from harness.faults import fault_kind
 from harness.faults.base import Fault
@@ -96,10 +95,13 @@ class Nemesis:
     def __init__(self, faults: Sequence[Fault], target: Target, run_dir: Path,
                  slots: Slots, ctx: Any, allow_destructive: bool = False) -> None:
         destructive = sorted({f["kind"] for f in faults if fault_kind(f["kind"]).destructive})
+        # a managed server that can crash and come back (redis-server, PostgreSQL; not the
+        # fakeredis fallback), or a user's server the user allowed it on
         if destructive and not (
-                isinstance(target, ManagedRedis) or (not target.managed and allow_destructive)):
-            raise InputError(f"the {destructive[0]} fault needs a real redis-server; "
-                             f"{target.note}")
+                (target.managed and callable(getattr(target, "restart", None)))
+                or (not target.managed and allow_destructive)):
+            raise InputError(f"the {destructive[0]} fault needs a server the harness manages "
+                             f"(a real redis-server or PostgreSQL); {target.note}")
         self.pending = sorted(faults, key=self._due)[::-1]
         self.target = target
         self.slots = slots
