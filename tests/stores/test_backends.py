@@ -120,7 +120,7 @@ def test_the_disk_full_switch_tracks_connections_instead_of_scanning_the_heap(
 
 
 def test_registry_names_targets_and_scenarios(tmp_path: Path) -> None:
-    assert [b.name for b in backends()] == list(NAMES) == ["sqlite", "redis"]
+    assert [b.name for b in backends()] == list(NAMES) == ["sqlite", "redis", "postgres"]
     with pytest.raises(InputError, match="unknown backend 'nope'"):
         backend("nope")
     t = make_target("sqlite", tmp_path, "ns")
