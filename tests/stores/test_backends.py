@@ -127,5 +127,5 @@ def test_registry_names_targets_and_scenarios(tmp_path: Path) -> None:
     assert isinstance(t, SqliteTarget) and t.url == f"sqlite:///{tmp_path.resolve()}/target/store.db"
     ext = make_target("redis", tmp_path, "ns", url="redis://127.0.0.1:1/0")
     assert isinstance(ext, ExternalRedis) and not ext.managed and "keys under ns:*" in ext.note
-    with pytest.raises(ScenarioError, match="backend must be 'sqlite' or 'redis', got 'nope'"):
+    with pytest.raises(ScenarioError, match="backend must be 'sqlite' or 'redis' or 'postgres', got 'nope'"):
         validate(Scenario(backend="nope"))
