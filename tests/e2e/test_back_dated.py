@@ -18,7 +18,7 @@ BACK_DATED = sorted(s for s, info in BUILTINS.items() if info.expected == "back-
 
 
 def test_each_backend_has_a_back_dated_store() -> None:
-    assert sorted(BUILTINS[s].backend or "" for s in BACK_DATED) == ["redis", "sqlite"]
+    assert sorted(BUILTINS[s].backend or "" for s in BACK_DATED) == ["postgres", "redis", "sqlite"]
 
 
 @pytest.mark.parametrize("store", BACK_DATED)

@@ -206,7 +206,7 @@ def test_an_unknown_backend_is_refused_before_anything_starts(tmp_path: Path) ->
     started; now the scenario is refused as it is read: no run directory, no target."""
     (tmp_path / "s.toml").write_text('store = "redis"\nbackend = "mongodb"\n', encoding="utf-8")
     r = harness("run", "s.toml", "--reports", str(tmp_path / "r"), cwd=tmp_path)
-    one_line_exit_2(r, "backend must be 'sqlite' or 'redis', got 'mongodb'")
+    one_line_exit_2(r, "backend must be 'sqlite' or 'redis' or 'postgres', got 'mongodb'")
     assert not (tmp_path / "r").exists()
     assert "target: " not in r.stderr  # no target was made
 
