@@ -1,5 +1,5 @@
-"""Process helpers shared by everything that starts a process: die with the parent, and a
-free loopback port for a server the harness starts."""
+"""Process helpers shared by everything that starts a process: die with the parent, a
+free loopback port for a server the harness starts, and ending a server's process."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import contextlib
 import ctypes
 import signal
 import socket
+import subprocess
 import sys
 
-__all__ = ["free_port", "set_pdeathsig"]
+__all__ = ["end_process", "free_port", "set_pdeathsig"]
 
 
 def set_pdeathsig(sig: int = signal.SIGKILL) -> None:
@@ -28,3 +29,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def end_process(proc: subprocess.Popen[bytes] | None, sig: int, timeout_s: float) -> None:
+    """Send ``sig`` to ``proc`` if it still runs, SIGKILL it if it outlives ``timeout_s``,
+    and reap it (nothing to do for None or a process already reaped)."""
+    if proc is None:
+        return
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    proc.wait()

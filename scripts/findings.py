@@ -18,10 +18,10 @@ import json
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from harness.scenario import load_scenario
 from harness.stores.registry import resolve
 from harness.stores.thirdparty import ADAPTERS
 
@@ -34,11 +34,11 @@ LIBRARY = {"langgraph.sqlite": "langgraph-checkpoint-sqlite", "langchain.sql": "
 
 
 def scenarios_for(backend: str) -> list[Path]:
+    """The shipped scenarios whose store (or ``backend``) is on ``backend``."""
     out = []
     for p in sorted(SCENARIOS.glob("*.toml")):
-        store = tomllib.loads(p.read_text()).get("store", "sqlite")
-        info_backend = "redis" if str(store).startswith(("redis", "zoo.redis")) else "sqlite"
-        if info_backend == backend:
+        sc = load_scenario(p)
+        if (sc.backend or resolve(sc.store).backend) == backend:
             out.append(p)
     return out
 

@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from harness.backends.base import Stepper, Target
 from harness.errors import TargetError
-from harness.procs import free_port, set_pdeathsig
+from harness.procs import end_process, free_port, set_pdeathsig
 from harness.redact import redact_url
 
 __all__ = ["BACKEND", "ExternalPostgres", "ManagedPostgres", "PostgresBackend", "find_pg_bin",
@@ -201,14 +201,7 @@ class ManagedPostgres(Target):
     def kill(self) -> None:
         """An immediate shutdown (SIGQUIT: no checkpoint, as a crash), then SIGKILL if it
         lingers; reaped."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        if self.proc is not None:
-            self.proc.wait()
+        end_process(self.proc, signal.SIGQUIT, 10)
 
     def restart(self) -> None:
         """Crash (an immediate shutdown) and start again on the same port and data."""
@@ -221,13 +214,7 @@ class ManagedPostgres(Target):
         return [self.proc.pid] if self.proc is not None and self.proc.poll() is None else []
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # fast shutdown: rolls back, disconnects
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc, signal.SIGINT, 15)  # fast shutdown: rolls back, disconnects
         self.proc = None
         # the data directory is tens of megabytes a run: removed; the log stays
         for d in (self.data, self._tmp):

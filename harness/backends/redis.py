@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -32,7 +33,7 @@ from harness.backends.redis_keys import (
     key_ttl_s,
 )
 from harness.errors import TargetError
-from harness.procs import free_port, set_pdeathsig
+from harness.procs import end_process, free_port, set_pdeathsig
 from harness.redact import ENV_VAR, has_redacted_password, redact_url, remember, scrub
 
 __all__ = ["BACKEND", "ExternalRedis", "FakeRedisServer", "ManagedRedis", "RedisBackend",
@@ -148,15 +149,7 @@ class ManagedRedis(Target):
         return [self.proc.pid] if self.proc is not None and self.proc.poll() is None else []
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        end_process(self.proc, signal.SIGTERM, 5)
         self.proc = None
 
 

@@ -295,16 +295,14 @@ def _open_cold(spec: WorkerSpec, log: HistoryWriter) -> MemoryStore:
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
             log.log("fail", "open", None, {"cold_start": True, "attempt": attempt}, error)
-            if attempt == COLD_OPENS:
-                log.log("info", "open", None, None, error)
-                raise SystemExit(3) from None
-            time.sleep(pause)
+            time.sleep(pause)  # a restarted process comes back a moment later
             pause *= 2
             continue
         log.log("ok", "open", None, {"seconds": round(time.monotonic() - t0, 6),
                                      "cold_start": True, "attempts": attempt})
         return store
-    raise AssertionError("unreachable")
+    log.log("info", "open", None, None, error)
+    raise SystemExit(3)
 
 
 def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
