@@ -1,5 +1,5 @@
 """The MemoryStore contract, checked by a hypothesis state machine against a model, on a
-real SQLite file and a real redis-server, for the reference stores (the built-in stores
+real SQLite file, a real redis-server and a real PostgreSQL server, for the reference stores (the built-in stores
 that declare no expected violation)."""
 
 from __future__ import annotations
@@ -71,14 +71,15 @@ def machine_for(spec: str, url_of: object) -> type[RuleBasedStateMachine]:
     return StoreMachine
 
 
-@pytest.mark.parametrize("spec", [s for s, info in BUILTINS.items()
-                                  if info.expected is None and info.backend != "postgres"])
+@pytest.mark.parametrize("spec", [s for s, info in BUILTINS.items() if info.expected is None])
 def test_reference_store_follows_the_model(spec: str, tmp_path_factory: pytest.TempPathFactory,
-                                           redis_url: str) -> None:
+                                           request: pytest.FixtureRequest) -> None:
     def url() -> str:
         if spec == "sqlite":
             return f"sqlite:///{tmp_path_factory.mktemp('db') / 'store.db'}"
-        return redis_url
+        if spec == "postgres":
+            return request.getfixturevalue("postgres_schema")()  # empty tables each example
+        return request.getfixturevalue("redis_url")
 
     m = machine_for(spec, url)
     m.TestCase.settings = settings(max_examples=30, stateful_step_count=25, deadline=None)

@@ -10,11 +10,10 @@ from harness.stores import BUILTINS, open_store
 ODD = ["", "é漢字😀👨‍👩‍👧", 'quote " \\ back', "line\nbreak\r\n", "x" * 300_000]
 
 
-# the PostgreSQL stores get their server fixture with the backend's tests (issue 19)
-@pytest.mark.parametrize("spec", sorted(s for s, i in BUILTINS.items() if i.backend != "postgres"))
-def test_single_process_round_trip(spec: str, sqlite_url: str, redis_url: str) -> None:
+@pytest.mark.parametrize("spec", sorted(BUILTINS))
+def test_single_process_round_trip(spec: str, request: pytest.FixtureRequest) -> None:
     info = BUILTINS[spec]
-    url = sqlite_url if info.backend == "sqlite" else redis_url
+    url = request.getfixturevalue(f"{info.backend or 'sqlite'}_url")
     store = open_store(info, url, f"zoo-{spec}")
     try:
         for i, text in enumerate(ODD):
