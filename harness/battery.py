@@ -145,7 +145,7 @@ def _goals(caps: frozenset[str], *pairs: tuple[str, str, int]) -> tuple[tuple[st
 def run_battery(store: str, *, duration: float = BATTERY_S, seed: int | None = None,
                 reports: Path = Path("reports"), redis_url: str = "",
                 progress: Progress | None = None,
-                allow_destructive_faults: bool = False) -> Battery:
+                allow_destructive_faults: bool = False, pg_url: str = "") -> Battery:
     """Run the battery against ``store`` for at most about ``duration`` seconds (a round
     started runs to its end) and write ``<reports>/<battery-id>/report.json``. Raises
     InputError for bad input or setup, as a scenario run does."""
@@ -158,7 +158,7 @@ def run_battery(store: str, *, duration: float = BATTERY_S, seed: int | None = N
                          "(give a scenario with backend = \"sqlite\" or \"redis\")")
     seed = seed if seed is not None else random.SystemRandom().randrange(10**9)
     say = progress or (lambda _e, _d: None)
-    ph = phases(info, backend, external=bool(redis_url))
+    ph = phases(info, backend, external=bool({"redis": redis_url, "postgres": pg_url}.get(backend)))
     run_dir = _battery_dir(reports, store, seed)
     started = time.monotonic()
     tallies = {p.name: _Tally() for p in ph}
@@ -181,7 +181,7 @@ def run_battery(store: str, *, duration: float = BATTERY_S, seed: int | None = N
                                       else max(length, 30.0)))
             n += 1
             res = run(rsc, reports=run_dir, redis_url=redis_url, progress=say,
-                      allow_destructive_faults=allow_destructive_faults)
+                      allow_destructive_faults=allow_destructive_faults, pg_url=pg_url)
             _add(tally, res)
             if res.verdict == "fail":
                 first, first_after = res, time.monotonic() - started

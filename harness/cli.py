@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
@@ -137,6 +137,25 @@ def _redis_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
+def _pg_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``--pg-url``: remembered as a secret at once, refused unless it is a PostgreSQL URL."""
+    from harness.redact import redact_url, remember
+
+    remember(value)
+    if value and not value.startswith(("postgresql://", "postgres://")):
+        raise click.BadParameter(f"must start with postgresql:// (got {redact_url(value)!r})",
+                                 ctx, param)
+    return value
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _pg_option(help_text: str = "As for `run`.") -> Callable[[F], F]:
+    return click.option("--pg-url", metavar="URL", default="", callback=_pg_url,
+                        envvar="HARNESS_PG_URL", help=help_text)
+
+
 class _Harness(click.Group):
     """The command group; its :meth:`main` keeps the exit codes of the module docstring
     whatever is raised: click's usage errors become one line and exit 2 (click prints
@@ -217,8 +236,11 @@ def cli() -> None:
               help="Use this external Redis (keys under a run namespace, never flushed) "
                    "instead of starting a redis-server; default $HARNESS_REDIS_URL, the "
                    "way to keep a password off the command line.")
+@_pg_option("Use this external PostgreSQL (the run's tables in a schema of its own, "
+            "dropped at the end) instead of starting a server; default $HARNESS_PG_URL.")
 @click.option("--allow-destructive-faults", is_flag=True, help="Let faults that destroy "
-              "server state (restart) run against the external --redis-url; refused without.")
+              "server state (restart) run against an external --redis-url or --pg-url; "
+              "refused without.")
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
@@ -231,7 +253,7 @@ def cli() -> None:
 def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | None,
         sessions: int | None, duration: float | None, store: str | None, redis_url: str,
         reports: Path, quiet: bool, controlled: bool, strategy: str | None,
-        schedules: int | None, allow_destructive_faults: bool = False) -> None:
+        schedules: int | None, allow_destructive_faults: bool = False, pg_url: str = "") -> None:
     """Run SCENARIO (a TOML file): real worker processes against a real store, then check
     the history. Writes reports/<run-id>/ and prints the command that reproduces it.
 
@@ -255,7 +277,8 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
             _fail("give a SCENARIO file, or --store SPEC alone to run the built-in battery")
         if given:
             _fail(f"{', '.join(given)} apply to a SCENARIO run; the battery sets its own")
-        _battery(store, seed, duration, reports, redis_url, quiet, allow_destructive_faults)
+        _battery(store, seed, duration, reports, redis_url, quiet, allow_destructive_faults,
+                 pg_url)
     try:
         sc = load_scenario(scenario).with_overrides(
             seed=seed, workers=workers, ops=ops, sessions=sessions, duration=duration,
@@ -268,17 +291,18 @@ def run(scenario: str, seed: int | None, workers: int | None, ops: int | str | N
         with LiveView(err_console, quiet) as view:
             say = view.say
             if sc.control.get("enabled"):
-                res = _search(sc, reports, redis_url, say, allow_destructive_faults)
+                res = _search(sc, reports, redis_url, say, allow_destructive_faults, pg_url)
             else:
                 res = run_scenario(sc, reports=reports, redis_url=redis_url, progress=say,
-                                   allow_destructive_faults=allow_destructive_faults)
+                                   allow_destructive_faults=allow_destructive_faults,
+                                   pg_url=pg_url)
     except HarnessError as err:
         _fail(str(err))
     _finish(lambda: print_run(res, _stdout()), res.exit_code)
 
 
 def _battery(store: str, seed: int | None, duration: float | None, reports: Path,
-             redis_url: str, quiet: bool, destructive: bool) -> NoReturn:
+             redis_url: str, quiet: bool, destructive: bool, pg_url: str = "") -> NoReturn:
     """``harness run --store SPEC``: the battery (:mod:`harness.battery`)."""
     from harness.battery import BATTERY_S, run_battery
     from harness.report.battery_console import print_battery
@@ -290,7 +314,7 @@ def _battery(store: str, seed: int | None, duration: float | None, reports: Path
             say = view.say
             b = run_battery(store, duration=duration or BATTERY_S, seed=seed, reports=reports,
                             redis_url=redis_url, progress=say,
-                            allow_destructive_faults=destructive)
+                            allow_destructive_faults=destructive, pg_url=pg_url)
     except HarnessError as err:
         _fail(str(err))
     _finish(lambda: print_battery(b, _stdout()), b.exit_code)
@@ -309,7 +333,8 @@ def _with_control(sc: Any, controlled: bool, strategy: str | None,
     return sc.with_overrides(control=control)
 
 
-def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool = False) -> Any:
+def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool = False,
+            pg_url: str = "") -> Any:
     """Controlled runs over seeds N, N+1, ... until a violation (``[control] schedules``)."""
     import random
 
@@ -329,7 +354,8 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool 
                               f"{verdict or 'no violation'}")
 
     return search(sc, schedules=spec.schedules, reports=reports, redis_url=redis_url,
-                  progress=say, on_attempt=attempt, allow_destructive_faults=destructive)
+                  progress=say, on_attempt=attempt, allow_destructive_faults=destructive,
+                  pg_url=pg_url)
 
 
 @cli.command("check")
@@ -578,9 +604,11 @@ _RUN_DIR = click.Path(file_okay=False, exists=True, path_type=Path)
               help="Replay this many times, comparing each with the original.")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
               envvar="HARNESS_REDIS_URL", help="As for `run`.")
+@_pg_option()
 @click.option("--reports", type=click.Path(file_okay=False, path_type=Path),
               default=Path("reports"), show_default=True, help="Where run directories go.")
-def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: Path) -> None:
+def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: Path,
+               pg_url: str = "") -> None:
     """Run a controlled run again from its trace (or seed) and say how faithfully it
     replays: the same history up to times, the same violations. Exit code as for `run`."""
     from harness.replay import compare_runs, replay
@@ -599,7 +627,8 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
 
     try:
         for i in range(runs):
-            res = replay(run_dir, source=source, reports=reports, redis_url=redis_url)
+            res = replay(run_dir, source=source, reports=reports, redis_url=redis_url,
+                         pg_url=pg_url)
             fid = compare_runs(run_dir, res.run_dir)
             write_json(res.run_dir / "fidelity.json",
                        {"original": str(run_dir), "source": source, **fid.to_dict()})
@@ -631,15 +660,16 @@ def replay_cmd(run_dir: Path, source: str, runs: int, redis_url: str, reports: P
               help="Seconds of shrinking at most.")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
               envvar="HARNESS_REDIS_URL", help="As for `run`.")
+@_pg_option()
 def shrink_cmd(run_dir: Path, kind: str | None, out: Path | None, max_runs: int,
-               budget: float, redis_url: str) -> None:
+               budget: float, redis_url: str, pg_url: str = "") -> None:
     """Minimize a failing run (faults, workers, ops, sessions, scheduling steps) while it
     still fails with the same violation kind; write repro.toml and test_repro_<kind>.py."""
     from harness.shrink import shrink
 
     try:
         r = shrink(run_dir, kind=kind, out=out, max_runs=max_runs, budget_s=budget,
-                   redis_url=redis_url, say=lambda m: err_console.print(m))
+                   redis_url=redis_url, say=lambda m: err_console.print(m), pg_url=pg_url)
     except HarnessError as err:
         _fail(str(err))
     o, c = r.original, r.case
@@ -678,39 +708,52 @@ def _age(ctx: click.Context, param: click.Parameter, value: str | None) -> float
 @cli.command("clean")
 @click.option("--redis-url", metavar="URL", default="", callback=_redis_url,
               envvar="HARNESS_REDIS_URL", help="The Redis to clean (default $HARNESS_REDIS_URL).")
+@_pg_option("The PostgreSQL to clean (default $HARNESS_PG_URL): the schemas runs made there.")
 @click.option("--run", "runs", metavar="RUN_ID", multiple=True,
-              help="Remove this run's keys (harness:RUN_ID:*, matched literally); repeatable.")
+              help="Remove this run's keys (harness:RUN_ID:*, matched literally) or its "
+                   "schema; repeatable.")
 @click.option("--older-than", metavar="AGE", callback=_age,
-              help="Remove every indexed run not seen alive for AGE (1d, 12h, 30m, 90s).")
-def clean_cmd(redis_url: str, runs: tuple[str, ...], older_than: float | None) -> None:
-    """Remove what killed runs left on a Redis: the keys under harness:<run-id>: and the
-    run's entry in the index harness:runs. Without --run or --older-than, list the index."""
+              help="Remove every indexed run not seen alive for AGE (1d, 12h, 30m, 90s); on "
+                   "PostgreSQL, every run's schema made more than AGE ago.")
+def clean_cmd(redis_url: str, runs: tuple[str, ...], older_than: float | None,
+              pg_url: str = "") -> None:
+    """Remove what killed runs left on a server. On a Redis: the keys under
+    harness:<run-id>: and the run's entry in the index harness:runs. On a PostgreSQL: the
+    run's schema (only schemas whose comment says a harness run made them). Without --run
+    or --older-than, list them."""
     import time
 
-    from harness.backends.redis_keys import list_runs, remove_runs
+    from harness.backends import postgres, redis_keys
 
-    if not redis_url:
-        _fail("clean needs --redis-url URL (or $HARNESS_REDIS_URL)")
+    servers = [(m, u, w) for m, u, w in ((redis_keys, redis_url, "keys"),
+                                         (postgres, pg_url, "tables")) if u]
+    if not servers:
+        _fail("clean needs --redis-url URL or --pg-url URL (or $HARNESS_REDIS_URL, $HARNESS_PG_URL)")
+    listing = not runs and older_than is None
+    results = []
     try:
-        if not runs and older_than is None:
-            rows = list_runs(redis_url)
-        else:
-            removed = remove_runs(redis_url, runs, older_than)
+        for mod, url, what in servers:
+            results.append((what, mod.list_runs(url) if listing
+                            else mod.remove_runs(url, runs, older_than)))
     except HarnessError as err:
         _fail(str(err))
 
     def show() -> None:
-        if not runs and older_than is None:
-            now = time.time()
-            for rid, seen in rows:
-                click.echo(f"{rid}  last seen {now - seen:.0f} s ago")
-            click.echo(f"{len(rows)} run(s) in the index" + (
-                "; remove them with --run RUN_ID or --older-than AGE" if rows else ""))
-            return
-        for r in removed:
-            click.echo(f"removed {r.keys} keys of {r.run_id}"
-                       + ("" if r.last_seen is not None else " (not in the index)"))
-        click.echo(f"{sum(r.keys for r in removed)} keys of {len(removed)} run(s) removed")
+        for what, got in results:
+            where = "in the index" if what == "keys" else "with a schema on the PostgreSQL"
+            if listing:
+                now = time.time()
+                for rid, seen in got:
+                    click.echo(f"{rid}  {'last seen' if what == 'keys' else 'started'} "
+                               f"{now - seen:.0f} s ago")
+                click.echo(f"{len(got)} run(s) {where}" + (
+                    "; remove them with --run RUN_ID or --older-than AGE" if got else ""))
+                continue
+            missing = " (not in the index)" if what == "keys" else " (it has no schema there)"
+            for r in got:
+                click.echo(f"removed {r.keys} {what} of {r.run_id}"
+                           + ("" if r.last_seen is not None else missing))
+            click.echo(f"{sum(r.keys for r in got)} {what} of {len(got)} run(s) removed")
 
     _finish(show, 0)
 

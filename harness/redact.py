@@ -3,9 +3,10 @@
 process-wide list of secrets scrubbed from every line harness prints or writes that may
 quote a driver's or a store's words (error lines, the errors of history events).
 
-Contract: a password given in ``--redis-url``, ``HARNESS_REDIS_URL`` or a scenario's
-``[redis] url`` never reaches stdout, stderr or a file of the run directory; where a URL
-is shown its password reads ``***``. A URL whose password is ``***`` (read back from a
+Contract: a password given in ``--redis-url``, ``HARNESS_REDIS_URL``, a scenario's
+``[redis] url``, ``--pg-url``, ``HARNESS_PG_URL`` or ``[postgres] url`` never reaches
+stdout, stderr or a file of the run directory; where a URL is shown its password reads
+``***``. A URL whose password is ``***`` (read back from a
 run directory) cannot connect: :func:`has_redacted_password` lets the target say so.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from urllib.parse import quote, unquote, unquote_plus, urlsplit, urlunsplit
 
-__all__ = ["ENV_VAR", "REDACTED", "has_redacted_password", "redact_url", "remember", "scrub",
+__all__ = ["ENV_VAR", "PG_ENV_VAR", "REDACTED", "has_redacted_password", "redact_url", "remember", "scrub",
            "url_secrets"]
 
 REDACTED = "***"
@@ -22,6 +23,8 @@ _REDIS_SCHEMES = ("redis", "rediss", "unix")
 #: The environment variable ``--redis-url`` is read from when the option is not given; the
 #: reproduce line of a run whose URL had a password refers to it instead of the URL.
 ENV_VAR = "HARNESS_REDIS_URL"
+#: The same for ``--pg-url``.
+PG_ENV_VAR = "HARNESS_PG_URL"
 
 # Every secret this process has seen in a URL. Process-wide on purpose: the places that
 # quote foreign text (a driver's exception, a store's error) cannot know which URL it

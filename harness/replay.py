@@ -65,12 +65,12 @@ def replay_scenario(run_dir: Path, source: str = "trace") -> Scenario:
 
 
 def replay(run_dir: Path, *, source: str = "trace", reports: Path = Path("reports"),
-           redis_url: str = "", progress: Progress | None = None) -> RunResult:
+           redis_url: str = "", progress: Progress | None = None, pg_url: str = "") -> RunResult:
     """Run ``run_dir`` again, from its trace or from its seed."""
     from harness.runner.coordinator import run
 
     return run(replay_scenario(run_dir, source), reports=reports, redis_url=redis_url,
-               progress=progress)
+               progress=progress, pg_url=pg_url)
 
 
 #: What a fault event says that no replay can repeat: pids, and how long a restart took;
@@ -174,7 +174,7 @@ def _short(d: Any) -> str:
 def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
            redis_url: str = "", progress: Progress | None = None,
            on_attempt: Callable[[int, RunResult], None] | None = None,
-           allow_destructive_faults: bool = False) -> RunResult:
+           allow_destructive_faults: bool = False, pg_url: str = "") -> RunResult:
     """Controlled runs under seeds N, N+1, ... (N = the scenario's seed) until one finds a
     violation or ``schedules`` ran; the last run's result. Each attempt is a whole run
     with its own seed, so the failing one reruns alone with ``--seed`` and one schedule."""
@@ -184,7 +184,8 @@ def search(sc: Scenario, *, schedules: int, reports: Path = Path("reports"),
     res: RunResult | None = None
     for i in range(schedules):
         res = run(sc.with_overrides(seed=sc.seed + i), reports=reports, redis_url=redis_url,
-                  progress=progress, allow_destructive_faults=allow_destructive_faults)
+                  progress=progress, allow_destructive_faults=allow_destructive_faults,
+                  pg_url=pg_url)
         if on_attempt is not None:
             on_attempt(i, res)
         if res.result.valid is not True or res.interrupted:

@@ -147,8 +147,9 @@ class _Tester:
     """Runs cases as controlled replays; says whether each still fails with ``kind``."""
 
     def __init__(self, base: Scenario, seed: int, kind: str, work: Path, redis_url: str,
-                 max_runs: int, deadline: float, say: Say) -> None:
+                 max_runs: int, deadline: float, say: Say, pg_url: str = "") -> None:
         self.base, self.seed, self.kind, self.work = base, seed, kind, work
+        self.pg_url = pg_url
         self.redis_url, self.max_runs, self.deadline, self.say = redis_url, max_runs, deadline, say
         self.runs = 0
         self.kept: Path | None = None
@@ -179,7 +180,8 @@ class _Tester:
 
         case = case.compact()
         self.runs += 1
-        res = run(self.scenario(case), reports=self.work, redis_url=self.redis_url)
+        res = run(self.scenario(case), reports=self.work, redis_url=self.redis_url,
+                  pg_url=self.pg_url)
         if self.kind not in res.result.counts():
             shutil.rmtree(res.run_dir, ignore_errors=True)
             return None
@@ -286,7 +288,7 @@ def _passes(case: Case, test: _Tester) -> Iterator[Callable[[Case], Case]]:
 
 def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
            max_runs: int = 300, budget_s: float = 300.0, redis_url: str = "",
-           say: Say = lambda _msg: None) -> ShrinkResult:
+           say: Say = lambda _msg: None, pg_url: str = "") -> ShrinkResult:
     """Minimize the failing run ``run_dir`` (see the module docstring); write the repro."""
     run_dir = Path(run_dir)
     started = time.monotonic()
@@ -303,7 +305,8 @@ def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
     # shared one keeps Lua scripts cached from run to run, which changes the commands a
     # client sends and so the trace a candidate follows.
     try:
-        test = _Tester(base, seed, kind, work, redis_url, max_runs, started + budget_s, say)
+        test = _Tester(base, seed, kind, work, redis_url, max_runs, started + budget_s, say,
+                       pg_url)
         case = _start(run_dir, base, seed, test, say)
         original = case
         while not test.exhausted:
@@ -316,7 +319,7 @@ def shrink(run_dir: Path, *, kind: str | None = None, out: Path | None = None,
             f"sessions, {len(case.trace)} steps, {len(case.faults)} faults ({test.runs} runs)")
         repro, test_file = _write(out, run_dir, test.scenario(case), kind, case, original)
         ref = REFERENCE.get(info.backend or "")
-        passes = _reference_passes(repro, ref, kind, work, redis_url) if ref else None
+        passes = _reference_passes(repro, ref, kind, work, redis_url, pg_url) if ref else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return ShrinkResult(kind, case, original, repro, test_file, test.runs,
@@ -339,7 +342,7 @@ def _start(run_dir: Path, base: Scenario, seed: int, test: _Tester, say: Say) ->
         test.runs += 1
         sc = base.with_overrides(seed=seed + n // 2,
                                  control={"enabled": True, "strategy": strategy})
-        res = run(sc, reports=test.work, redis_url=test.redis_url)
+        res = run(sc, reports=test.work, redis_url=test.redis_url, pg_url=test.pg_url)
         if test.kind in res.result.counts():
             test.seed, test.base = res.seed, sc
             return _load_case(res.run_dir)
@@ -347,11 +350,13 @@ def _start(run_dir: Path, base: Scenario, seed: int, test: _Tester, say: Say) ->
                      "(tried 20)")
 
 
-def _reference_passes(repro: Path, store: str, kind: str, work: Path, url: str) -> bool:
+def _reference_passes(repro: Path, store: str, kind: str, work: Path, url: str,
+                      pg_url: str = "") -> bool:
     from harness.runner.coordinator import run
     from harness.scenario import load_scenario
 
-    res = run(load_scenario(repro).with_overrides(store=store), reports=work, redis_url=url)
+    res = run(load_scenario(repro).with_overrides(store=store), reports=work, redis_url=url,
+              pg_url=pg_url)
     return kind not in res.result.counts()
 
 

@@ -14,7 +14,10 @@ data directory is a temporary one, removed at the end as well. The server gets
 A user's server (``[postgres] url`` or ``--pg-url``): every object of the run lives in a
 schema of its own (``harness_<run id>``), made at the start and dropped at the end; the
 stores get a URL whose ``search_path`` is that schema. Never a database of the user's
-dropped, never a table outside the schema touched.
+dropped, never a table outside the schema touched. The schema's comment says which run made
+it and when (``harness run <run id> started <unix seconds>``): what a killed run leaves
+behind, :func:`list_runs` lists and :func:`remove_runs` (``harness clean --pg-url``) drops;
+a schema without that comment is never touched.
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ from typing import Any
 from urllib.parse import quote
 
 from harness.backends.base import Stepper, Target
+from harness.backends.redis_keys import Removed
 from harness.errors import TargetError
 from harness.procs import end_process, free_port, set_pdeathsig
 from harness.redact import redact_url
 
 __all__ = ["BACKEND", "ExternalPostgres", "ManagedPostgres", "PostgresBackend", "find_pg_bin",
-           "schema_of", "with_search_path"]
+           "list_runs", "remove_runs", "schema_of", "with_search_path"]
 
 #: The role and database of a managed server.
 USER = "harness"
@@ -232,6 +236,7 @@ class ExternalPostgres(Target):
 
     def __init__(self, url: str, namespace: str) -> None:
         self.base = url
+        self.namespace = namespace
         self.schema = schema_of(namespace)
         self.url = with_search_path(url, self.schema)
         self.note = f"{redact_url(url)} (schema {self.schema})"
@@ -239,9 +244,14 @@ class ExternalPostgres(Target):
     def start(self) -> None:
         import psycopg
 
+        run_id = self.namespace.removeprefix("harness:")
         try:
             with psycopg.connect(self.base, connect_timeout=10, autocommit=True) as conn:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                # a literal, not a parameter: COMMENT takes no placeholders (the run id and
+                # the time hold no quote)
+                conn.execute(f"COMMENT ON SCHEMA \"{self.schema}\" IS "
+                             f"'{_COMMENT} {run_id} started {int(time.time())}'")
         except psycopg.Error as err:
             raise TargetError(f"cannot reach PostgreSQL at {redact_url(self.base)}: "
                               f"{str(err).strip().splitlines()[0] if str(err).strip() else err}") from None
@@ -252,6 +262,66 @@ class ExternalPostgres(Target):
         with contextlib.suppress(psycopg.Error), \
                 psycopg.connect(self.base, connect_timeout=10, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+_COMMENT = "harness run"
+
+
+def _schemas(conn: Any) -> list[tuple[str, str, float]]:
+    """(schema, run id, started) of every schema a run made, oldest first."""
+    rows = conn.execute(
+        "SELECT nspname, obj_description(oid, 'pg_namespace') FROM pg_namespace "
+        "WHERE obj_description(oid, 'pg_namespace') LIKE %s", (_COMMENT + " %",)).fetchall()
+    out = []
+    for name, comment in rows:
+        m = re.fullmatch(re.escape(_COMMENT) + r" (\S+) started (\d+)", comment or "")
+        if m and name == schema_of(f"harness:{m[1]}"):
+            out.append((str(name), m[1], float(m[2])))
+    return sorted(out, key=lambda r: r[2])
+
+
+def _clean(url: str, go: Any) -> Any:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=10, autocommit=True) as conn:
+            return go(conn)
+    except psycopg.Error as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TargetError(f"cannot clean PostgreSQL at {redact_url(url)}: {first}") from None
+
+
+def list_runs(url: str) -> list[tuple[str, float]]:
+    """The runs whose schemas are on the server at ``url``: (run id, started in unix
+    seconds), oldest first."""
+    return _clean(url, lambda conn: [(rid, t) for _, rid, t in _schemas(conn)])  # type: ignore[no-any-return]
+
+
+def remove_runs(url: str, run_ids: tuple[str, ...] = (),
+                older_than_s: float | None = None) -> list[Removed]:
+    """Drop the schema of each of ``run_ids`` and of every run started more than
+    ``older_than_s`` ago (``keys``: how many tables it held). A run id with no schema is
+    reported with 0 and ``last_seen`` None."""
+
+    def go(conn: Any) -> list[Removed]:
+        found = {rid: (name, t) for name, rid, t in _schemas(conn)}
+        chosen = list(dict.fromkeys(run_ids))
+        if older_than_s is not None:
+            cutoff = time.time() - older_than_s
+            chosen += [rid for rid, (_, t) in found.items() if t <= cutoff and rid not in chosen]
+        out = []
+        for rid in chosen:
+            if rid not in found:
+                out.append(Removed(rid, 0, None))
+                continue
+            name, t = found[rid]
+            row = conn.execute("SELECT count(*) FROM information_schema.tables "
+                               "WHERE table_schema = %s", (name,)).fetchone()
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+            out.append(Removed(rid, int(row[0]) if row else 0, t))
+        return out
+
+    return _clean(url, go)  # type: ignore[no-any-return]
 
 
 class PostgresBackend:

@@ -38,7 +38,7 @@ from harness.errors import InputError, TargetError
 from harness.history import iter_log
 from harness.history_files import compress_logs
 from harness.plan import Op, Plan, make_plan
-from harness.redact import ENV_VAR, url_secrets
+from harness.redact import ENV_VAR, PG_ENV_VAR, url_secrets
 from harness.report.html import WINDOWS, Timeline
 from harness.result import RunResult
 from harness.runner.control import Controller, controller_for
@@ -90,30 +90,37 @@ def _make_run_dir(reports: Path, name: str, seed: int) -> tuple[str, Path]:
 
 
 def reproduce_command(sc: Scenario, seed: int, redis_url: str = "",
-                      destructive: bool = False) -> str:
-    """The ``harness run`` command line that reruns this scenario with this seed."""
+                      destructive: bool = False, pg_url: str = "") -> str:
+    """The ``harness run`` command line that reruns this scenario with this seed. A server
+    URL with a password is never written: the line reads it from its environment variable."""
     args = ["harness", "run", sc.source or "SCENARIO", "--seed", str(seed), "--store", sc.store,
             "--workers", str(sc.workers), "--ops", str(UNLIMITED if sc.ops is None else sc.ops),
             "--sessions", str(sc.sessions),
             "--duration", f"{sc.duration:g}"]
     if redis_url and not url_secrets(redis_url):
         args += ["--redis-url", redis_url]
+    if pg_url and not url_secrets(pg_url):
+        args += ["--pg-url", pg_url]
     if destructive:
         args.append("--allow-destructive-faults")
     if sc.control.get("enabled"):  # the same seed gives the same interleaving
         args += ["--controlled", "--strategy", str(sc.control.get("strategy", "pct"))]
+    line = shlex.join(args)
     if redis_url and url_secrets(redis_url):  # never written down: the shell supplies it
-        return (shlex.join(args) + f' --redis-url "${{{ENV_VAR}:?the Redis URL with its '
-                'password}"')
-    return shlex.join(args)
+        line += f' --redis-url "${{{ENV_VAR}:?the Redis URL with its password}}"'
+    if pg_url and url_secrets(pg_url):
+        line += f' --pg-url "${{{PG_ENV_VAR}:?the PostgreSQL URL with its password}}"'
+    return line
 
 
 def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str = "",
-        progress: Progress | None = None, allow_destructive_faults: bool = False) -> RunResult:
+        progress: Progress | None = None, allow_destructive_faults: bool = False,
+        pg_url: str = "") -> RunResult:
     """Run one scenario end to end and write ``reports/<run-id>/``. Raises InputError (and
     subclasses) for bad input or setup; everything after setup ends in a RunResult, a
     checker that raises included (its verdict is then unknown, with the error).
-    ``allow_destructive_faults`` lets a restart fault hit an external Redis."""
+    ``allow_destructive_faults`` lets a restart fault hit an external Redis. ``redis_url``
+    and ``pg_url`` (a user's server, for a run of that backend) win over the scenario's."""
     info = resolve(scenario.store)
     backend = scenario.backend or info.backend
     if backend is None:
@@ -122,13 +129,13 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
     seed = scenario.seed if scenario.seed is not None else random.SystemRandom().randrange(10**9)
     plan = make_plan(scenario, seed, info.capabilities)
     url = {"redis": redis_url or scenario.redis.url,
-           "postgres": scenario.postgres.url}.get(backend, "")
+           "postgres": pg_url or scenario.postgres.url}.get(backend, "")
     check_faults(plan.faults, backend, external=bool(url),
                  allow_destructive=allow_destructive_faults)
     run_id, run_dir = _make_run_dir(reports, scenario.name, seed)
     try:
         return _in_run_dir(scenario, info, backend, seed, plan, url, run_id, run_dir,
-                           redis_url, progress, allow_destructive_faults)
+                           redis_url, progress, allow_destructive_faults, pg_url)
     except InputError:  # a setup error (the target, or no worker could open the store)
         shutil.rmtree(run_dir, ignore_errors=True)  # no half-written run directory is left
         raise
@@ -136,7 +143,8 @@ def run(scenario: Scenario, *, reports: Path = Path("reports"), redis_url: str =
 
 def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, plan: Plan,
                 url: str, run_id: str, run_dir: Path, redis_url: str,
-                progress: Progress | None, allow_destructive_faults: bool) -> RunResult:
+                progress: Progress | None, allow_destructive_faults: bool,
+                pg_url: str = "") -> RunResult:
     """:func:`run` once its run directory exists: a setup error (InputError) raised here
     makes :func:`run` remove it."""
     namespace = f"harness:{run_id}"
@@ -150,7 +158,7 @@ def _in_run_dir(scenario: Scenario, info: StoreInfo, backend: str, seed: int, pl
     interrupted = False
     started = time.monotonic()
     clock = _Clock()
-    reproduce = reproduce_command(scenario, seed, redis_url, allow_destructive_faults)
+    reproduce = reproduce_command(scenario, seed, redis_url, allow_destructive_faults, pg_url)
     sums = RunSummaries(plan.faults, info.capabilities)
     timeline = Timeline(scenario.duration / WINDOWS)  # report.html's, folded as the run goes
     stream = RunStream(run_dir / "history", [sums, timeline], say, reproduce,
