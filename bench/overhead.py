@@ -19,7 +19,10 @@ The stores: ``sqlite`` and ``redis`` are the reference stores as the tests run t
 at ``synchronous=NORMAL``, Redis at ``appendfsync everysec``: nothing waits for the disk);
 ``sqlite-durable`` and ``redis-durable`` are the same stores with each write on disk before
 it returns (SQLite's own default ``synchronous=FULL``; ``appendfsync always``, what ``harness
-run`` gives the Redis it starts), run with at most 500 ops per worker.
+run`` gives the Redis it starts), run with at most 500 ops per worker; ``postgres`` is the
+reference PostgreSQL store (psycopg 3) on a server started here as ``harness run`` starts
+one (``fsync`` and ``synchronous_commit`` on: durable too), a fresh schema per run, against
+raw psycopg calls through the same store.
 
 Target (docs/benchmarks.md says why the fast stores have none): a ratio >= 0.9
 against the durable stores. Against the fast ones (15-30 µs of CPU per op) the ratio is
@@ -49,6 +52,7 @@ from typing import Any
 
 import multiprocess
 
+from harness.backends.postgres import ManagedPostgres, with_search_path
 from harness.backends.redis import ManagedRedis
 from harness.backends.sqlite import SqliteTarget
 from harness.plan import Op, make_plan
@@ -59,8 +63,8 @@ from harness.stores import BUILTINS, open_store
 from harness.stores.sqlite import SqliteStore
 
 WEIGHTS = {"append": 6, "read": 3, "snapshot": 1, "rollback": 1, "list_snapshots": 1}
-STORES = ("sqlite", "redis", "sqlite-durable", "redis-durable")
-DURABLE = ("sqlite-durable", "redis-durable")
+STORES = ("sqlite", "redis", "sqlite-durable", "redis-durable", "postgres")
+DURABLE = ("sqlite-durable", "redis-durable", "postgres")
 DURABLE_OPS = 500  # at most this many ops per worker against a durable store (fsyncs)
 
 
@@ -158,8 +162,25 @@ def _streams(workers: int, ops: int) -> tuple[tuple[Op, ...], ...]:
 @contextmanager
 def _targets(spec: str, tmp: Path) -> Iterator[Callable[[str], str]]:
     """A function giving a fresh target's URL for a name unique within ``spec``: a new
-    SQLite file each time, or the one Redis started here (an fsync per write if durable),
-    where the caller uses the name as the namespace."""
+    SQLite file each time, the one Redis started here (an fsync per write if durable),
+    where the caller uses the name as the namespace, or a new schema on the one PostgreSQL
+    started here (fsync on, as `harness run` starts it)."""
+    if spec == "postgres":
+        import psycopg
+
+        pg = ManagedPostgres(tmp / f"pg-{os.urandom(4).hex()}")
+        pg.start()
+
+        def pg_url(name: str) -> str:
+            with psycopg.connect(pg.url, autocommit=True) as c:
+                c.execute(f'CREATE SCHEMA "{name}"')
+            return with_search_path(pg.url, name)
+
+        try:
+            yield pg_url
+        finally:
+            pg.stop()
+        return
     if not spec.startswith("redis"):
         def sqlite_url(name: str) -> str:
             t = SqliteTarget(tmp / f"{spec}-{name}")  # sqlite and sqlite-durable share tmp
@@ -268,7 +289,7 @@ def main() -> None:
     ap.add_argument("--ops", type=int, default=2000)
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--store", choices=STORES, action="append",
-                    help="one store only (repeatable); default all four")
+                    help="one store only (repeatable); default all five")
     ap.add_argument("--gap-us", type=float, default=0.0,
                     help="also run raw with this many µs of busy work before each op, and"
                     " print its ratio: what any per-op work of that size costs")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from harness.faults.base import Fault, Key, Stepped, Timed, number
 
@@ -75,7 +76,7 @@ def _terminate(fault: Fault, nemesis: Timed) -> None:
     if found is None:
         return
     number, p = found
-    port = int(str(nemesis.target.url).rsplit(":", 1)[1].split("/", 1)[0])
+    port = urlsplit(str(nemesis.target.url)).port or 5432  # libpq's default when none is given
     try:
         ports = [c.laddr.port for c in psutil.Process(p.pid).net_connections(kind="tcp")
                  if c.raddr and c.raddr.port == port]
