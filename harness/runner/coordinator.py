@@ -430,7 +430,7 @@ def _nemesis(setup: _Setup, specs: list[WorkerSpec], handles: list[Handle], boar
 
     def respawn(slot: int, process: int, start: int) -> Handle:
         return launcher.start(replace(specs[slot], process=process, start=start,
-                                      log_path=launcher.log_path(process)))
+                                      log_path=launcher.log_path(process), patient_open=True))
 
     plan = setup.plan
     slots = Slots(handles, [plan.length(w) for w in range(plan.workers)], board, respawn)
@@ -444,7 +444,8 @@ def _reader_starter(setup: _Setup) -> Callable[[str, tuple[Op, ...]], Handle]:
     read is (``open_timeout`` to open, then :data:`READ_S`)."""
     def start(name: str, ops: tuple[Op, ...]) -> Handle:
         limit = int((setup.scenario.open_timeout + READ_S) * 1e9)
-        return setup.launcher.start(setup.spec(-1, name, ops, time.monotonic_ns() + limit))
+        return setup.launcher.start(setup.spec(-1, name, ops, time.monotonic_ns() + limit,
+                                               patient_open=True))
 
     return start
 

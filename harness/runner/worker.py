@@ -64,6 +64,9 @@ class WorkerSpec:
     board: Any = None  # faults: a harness.runner.nemesis.Board (progress, disk-full switch)
     plan: Plan | None = None  # where the ops come from (else ``ops``)
     cold_start: bool = False  # wait for the go, then open (every worker at once)
+    #: started while the run goes on (a killed slot's replacement, a reader): a backend that
+    #: is down for a moment (a restart fault) is waited for, as a supervisor would retry
+    patient_open: bool = False
 
     def op_stream(self) -> Iterator[Op]:
         """This worker's ops from op ``start`` on."""
@@ -305,6 +308,28 @@ def _open_cold(spec: WorkerSpec, log: HistoryWriter) -> MemoryStore:
     raise SystemExit(3)
 
 
+#: How long a patient open waits for a backend that is down, at most (the coordinator's
+#: ``open_timeout`` may stop it sooner), and its first pause, doubled up to a second.
+PATIENT_S = 60.0
+
+
+def _open(spec: WorkerSpec) -> MemoryStore:
+    """Open the store; with ``spec.patient_open``, an error its backend calls transient
+    (the server restarting: connection refused) is retried until :data:`PATIENT_S` passed.
+    At a run's start it is not: a wrong URL there is a setup error, said at once."""
+    end = time.monotonic() + PATIENT_S
+    pause = COLD_PAUSE_S
+    while True:
+        try:
+            return open_store(spec.store, spec.url, spec.namespace)
+        except Exception as exc:
+            if not (spec.patient_open and unavailable(exc, spec.store.unavailable)
+                    and time.monotonic() + pause < end):
+                raise
+        time.sleep(pause)  # nothing to await: the server says nothing when it is back
+        pause = min(pause * 2, 1.0)
+
+
 def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
     """Process entry point. Returns normally when its ops are done or its deadline passed.
 
@@ -335,7 +360,7 @@ def run_worker(spec: WorkerSpec, gate: Any = None) -> None:
         else:
             t0 = time.monotonic()
             try:
-                store = open_store(spec.store, spec.url, spec.namespace)
+                store = _open(spec)
             except BaseException as exc:  # the store cannot even open (sys.exit() in its
                 # constructor included): say so in the history, with the store's own message
                 log.log("info", "open", None, None, f"{type(exc).__name__}: {exc}"[:500])

@@ -13,7 +13,8 @@ from harness.scenario import load_scenario
 from harness.stores import BUILTINS, StoreInfo
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
-CHAOS = {"sqlite": SCENARIOS / "chaos-sqlite.toml", "redis": SCENARIOS / "chaos-redis.toml"}
+CHAOS = {"sqlite": SCENARIOS / "chaos-sqlite.toml", "redis": SCENARIOS / "chaos-redis.toml",
+         "postgres": SCENARIOS / "chaos-postgres.toml"}
 
 
 def faults_of(backend: str, kinds: Iterable[str],
