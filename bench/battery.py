@@ -7,7 +7,7 @@ seed, a reference store in none), the median time to the first violation as a sh
 battery's duration (the ratio this benchmark is about: how much of the battery a bug needs),
 and for the reference stores the phases whose coverage goals were met.
 
-    python bench/battery.py [--backend sqlite|redis|all] [--seeds 5] [--duration 120]
+    python bench/battery.py [--backend sqlite|redis|postgres|all] [--seeds 5] [--duration 120]
                             [--store SPEC ...]
 """
 
@@ -42,7 +42,7 @@ def battery(store: str, seed: int, duration: float, reports: Path) -> dict[str, 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--backend", choices=["sqlite", "redis", "all"], default="all")
+    ap.add_argument("--backend", choices=["sqlite", "redis", "postgres", "all"], default="all")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--duration", type=float, default=120.0)
     ap.add_argument("--store", action="append", default=[], help="only these stores")

@@ -164,11 +164,8 @@ class ManagedPostgres(Target):
             self._tmp = Path(tempfile.mkdtemp(prefix="harness-pg-"))
             base = self._tmp
         self.data = base / "data"
-        self.sock = base / "sock"
-        self.sock.mkdir(exist_ok=True)
         if account is not None:
-            for p in (base, self.sock):
-                os.chown(p, *account)
+            os.chown(base, *account)
         init = subprocess.run([str(self.bindir / "initdb"), "-D", str(self.data), "-U", USER,
                                "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"],
                               capture_output=True, text=True, preexec_fn=self._as(account),
@@ -186,7 +183,17 @@ class ManagedPostgres(Target):
             except TargetError:
                 self.kill()
                 self.port = 0  # taken between probe and bind: another
-        raise TargetError(f"could not start postgres; see {self.dir / 'postgres.log'}")
+        raise TargetError(f"could not start postgres: {self._last_error()}")
+
+    def _last_error(self) -> str:
+        """The server log's last FATAL or ERROR line (the log goes with a run directory a
+        setup error removes, so the message carries it)."""
+        try:
+            lines = (self.dir / "postgres.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return "no log"
+        bad = [ln for ln in lines if "FATAL" in ln or "ERROR" in ln or "PANIC" in ln]
+        return (bad or lines or ["an empty log"])[-1].strip()[:300]
 
     def _spawn(self) -> None:
         assert self.bindir is not None and self.data is not None
@@ -194,7 +201,10 @@ class ManagedPostgres(Target):
         try:
             self.proc = subprocess.Popen(
                 [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
-                 "-k", str(self.sock), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on",
+                 # TCP on loopback only: no Unix socket, whose path (under a deep run
+                 # directory) could pass the 107 bytes a socket path may have
+                 "-c", "unix_socket_directories=", "-c", "listen_addresses=127.0.0.1",
+                 "-c", "fsync=on",
                  "-c", "synchronous_commit=on", "-c", "full_page_writes=on",
                  "-c", "max_connections=300", "-c", "shared_buffers=32MB"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -224,9 +234,6 @@ class ManagedPostgres(Target):
         for d in (self.data, self._tmp):
             if d is not None:
                 shutil.rmtree(d, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            if self.data is not None:
-                shutil.rmtree(self.data.parent / "sock", ignore_errors=True)
 
 
 class ExternalPostgres(Target):
