@@ -250,15 +250,17 @@ class ExternalPostgres(Target):
 
     def start(self) -> None:
         import psycopg
+        from psycopg import sql
 
         run_id = self.namespace.removeprefix("harness:")
         try:
             with psycopg.connect(self.base, connect_timeout=10, autocommit=True) as conn:
                 conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-                # a literal, not a parameter: COMMENT takes no placeholders (the run id and
-                # the time hold no quote)
-                conn.execute(f"COMMENT ON SCHEMA \"{self.schema}\" IS "
-                             f"'{_COMMENT} {run_id} started {int(time.time())}'")
+                # COMMENT takes no placeholders: a quoted literal (a run id is a scenario's
+                # name, which may hold a quote)
+                conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
+                    sql.Identifier(self.schema),
+                    sql.Literal(f"{_COMMENT} {run_id} started {int(time.time())}")))
         except psycopg.Error as err:
             raise TargetError(f"cannot reach PostgreSQL at {redact_url(self.base)}: "
                               f"{str(err).strip().splitlines()[0] if str(err).strip() else err}") from None
@@ -281,7 +283,7 @@ def _schemas(conn: Any) -> list[tuple[str, str, float]]:
         "WHERE obj_description(oid, 'pg_namespace') LIKE %s", (_COMMENT + " %",)).fetchall()
     out = []
     for name, comment in rows:
-        m = re.fullmatch(re.escape(_COMMENT) + r" (\S+) started (\d+)", comment or "")
+        m = re.fullmatch(re.escape(_COMMENT) + r" (.+) started (\d+)", comment or "", re.DOTALL)
         if m and name == schema_of(f"harness:{m[1]}"):
             out.append((str(name), m[1], float(m[2])))
     return sorted(out, key=lambda r: r[2])
