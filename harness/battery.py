@@ -4,6 +4,8 @@ time is up, steering the op mix toward the pairs it has not covered yet.
 
 The phases, for the store's backend and capabilities (:func:`phases`):
 
+- ``cold-start``: eight workers open a fresh store at the same instant, three times (set-up
+  code that races: ``setup-race``);
 - ``append-race``: writers racing on one session (lost or duplicated turns);
 - ``rollback-storm``: snapshots and rollbacks among reads and appends of one session, in
   controlled mode with the ``window`` strategy, which runs ops inside multi-command ones
@@ -108,7 +110,12 @@ def phases(info: StoreInfo, backend: str, external: bool = False) -> list[Phase]
 
     base = Scenario(store=info.spec, backend=backend, workers=4, ops=None, sessions=1,
                     payload=PayloadSpec(max_bytes=0, long_rate=0.0))
-    out = [Phase("append-race", "writers racing on one session lose or duplicate turns",
+    # each round is a fresh target: a fresh store for eight processes to open at once
+    out = [Phase("cold-start", "set-up code that races when processes open a fresh store "
+                 "at once", replace(base, name="battery-cold-start", workers=8, ops=30,
+                                    cold_start=True, weights=w(append=6, read=3, list_snapshots=1)),
+                 ((COLD_GOAL, 3),), 0.05)]
+    out += [Phase("append-race", "writers racing on one session lose or duplicate turns",
                  replace(base, name="battery-append-race",
                          weights=w(append=6, read=3, list_snapshots=1)),
                  _goals(caps, ("append", "append", 100), ("append", "read", 50)), 0.15)]
@@ -191,7 +198,7 @@ def run_battery(store: str, *, duration: float = BATTERY_S, seed: int | None = N
             n += 1
             res = run(rsc, reports=run_dir, redis_url=redis_url, progress=say,
                       allow_destructive_faults=allow_destructive_faults, pg_url=pg_url)
-            _add(tally, res)
+            _add(tally, res, rsc.cold_start)
             if res.verdict == "fail":
                 first, first_after = res, time.monotonic() - started
                 break
@@ -236,9 +243,15 @@ def _round_file(path: Path, sc: Scenario) -> Scenario:
     return load_scenario(path)
 
 
-def _add(tally: _Tally, res: RunResult) -> None:
-    """Fold one round's report into its phase's tally."""
+#: The cold-start phase's goal: rounds whose workers all opened a fresh store at once.
+COLD_GOAL = "cold-start:rounds"
+
+
+def _add(tally: _Tally, res: RunResult, cold: bool = False) -> None:
+    """Fold one round's report into its phase's tally (``cold``: a cold-start round)."""
     st = res.stats
+    if cold:
+        tally.reached[COLD_GOAL] = tally.reached.get(COLD_GOAL, 0) + 1
     for pair, count in (st.get("coverage") or {}).get("pairs", {}).items():
         tally.reached[pair] = tally.reached.get(pair, 0) + count
     windows = (st.get("control") or {}).get("windows") or {}

@@ -22,7 +22,7 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_phases_follow_the_backend_and_the_capabilities() -> None:
     sqlite = [p.name for p in phases(resolve("sqlite"), "sqlite")]
-    assert sqlite == ["append-race", "rollback-storm", "many-sessions", "payloads",
+    assert sqlite == ["cold-start", "append-race", "rollback-storm", "many-sessions", "payloads",
                       "fault-disk-full", "fault-kill", "fault-lock-hold", "fault-pause"]
     redis = [p.name for p in phases(resolve("redis"), "redis")]
     assert "fault-restart" in redis and "fault-disconnect" in redis
