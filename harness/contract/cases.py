@@ -238,11 +238,15 @@ def _backend_down(ctx: Ctx) -> None:
             return
         raise AssertionError(f"a store whose file cannot be opened ({missing}) read {_short(got)} "
                              "instead of raising")
-    if ctx.info.backend != "redis":
-        raise NotApplicable("the contract can stop only its own SQLite file or redis-server")
+    from harness.backends.postgres import ManagedPostgres
     from harness.backends.redis import ManagedRedis
 
-    server = ManagedRedis(ctx.tmp / "down-redis")
+    managed = {"redis": ManagedRedis, "postgres": ManagedPostgres}.get(ctx.info.backend or "")
+    if managed is None:
+        raise NotApplicable("the contract can stop only its own SQLite file, redis-server or "
+                            "PostgreSQL server")
+    what = "redis-server" if ctx.info.backend == "redis" else "PostgreSQL server"
+    server = managed(ctx.tmp / f"down-{ctx.info.backend}")
     server.start()
     try:
         s = ctx.session()
@@ -253,7 +257,7 @@ def _backend_down(ctx: Ctx) -> None:
             got = [c for _, c in st.history(s)]
         except Exception:
             got = None
-        assert got in (None, ["before"]), (f"with its redis-server down, the store read "
+        assert got in (None, ["before"]), (f"with its {what} down, the store read "
                                            f"{_short(got)} instead of raising (silent amnesia)")
         try:
             st.append(s, "user", "during")
@@ -269,7 +273,7 @@ def _backend_down(ctx: Ctx) -> None:
         finally:
             st.close()
         want = ["before", "during"] if acked else ["before"]
-        assert got == want, (f"an append acknowledged while the redis-server was down is "
+        assert got == want, (f"an append acknowledged while the {what} was down is "
                              f"not there once it is back: read {_short(got)}" if acked else
                              f"after the outage the store reads {_short(got)}, not ['before']")
     finally:
@@ -391,7 +395,12 @@ def _harness_run(mode: str) -> Callable[[Ctx], None]:
             sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(
                 store=ctx.spec, ops=60, seed=1, workers=4)
         if mode == "controlled":
-            sc = sc.with_overrides(control={**sc.control, "enabled": True, "strategy": "window"})
+            from harness.battery import PG_BLOCK_MS
+
+            sc = sc.with_overrides(control={
+                **sc.control, "enabled": True, "strategy": "window",
+                # a lock wait on PostgreSQL is found by its silence: the battery's setting
+                **({"block_ms": PG_BLOCK_MS} if ctx.info.backend == "postgres" else {})})
         # a target of the run's own: the restart fault needs a server the run manages
         res = run(sc, reports=ctx.tmp / "reports")
         if res.verdict != "pass":
