@@ -549,10 +549,10 @@ def stores_cmd() -> None:
     def show() -> None:
         for name, info in BUILTINS.items():
             caught = f"  [caught as {info.expected}]" if info.expected else ""
-            click.echo(f"{name:<{width}}  {info.backend:<6}  {info.description}{caught}")
+            click.echo(f"{name:<{width}}  {info.backend:<8}  {info.description}{caught}")
         for name, adapter in ADAPTERS.items():
-            backend = "redis" if name.endswith(".redis") else "sqlite"
-            click.echo(f"{name:<{width}}  {backend:<6}  {adapter.title}  "
+            backend = name.rsplit(".", 1)[1] if name.endswith((".redis", ".postgres")) else "sqlite"
+            click.echo(f"{name:<{width}}  {backend:<8}  {adapter.title}  "
                        f"[pip install 'harness[{adapter.extra}]']")
 
     _finish(show, 0)

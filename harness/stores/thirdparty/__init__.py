@@ -1,5 +1,6 @@
-"""Adapters of the memory stores agents really use: LangGraph, LangChain, llama-index and the
-OpenAI Agents SDK, each mapping the store protocol onto the library's public API.
+"""Adapters of the memory stores agents really use: LangGraph (SQLite and PostgreSQL),
+LangChain (SQL, Redis and PostgreSQL), llama-index and the OpenAI Agents SDK, each mapping
+the store protocol onto the library's public API.
 
 Each adapter is thin on purpose: it adds no lock, retry or cache the library lacks, so what
 the library does wrong stays visible. Where a library has no snapshot or rollback, the
@@ -36,12 +37,18 @@ class Adapter:
 ADAPTERS: dict[str, Adapter] = {
     "langgraph.sqlite": Adapter(f"{_HERE}.langgraph_sqlite:LangGraphSqliteStore", "langgraph",
                                 "langgraph.checkpoint.sqlite", "LangGraph SqliteSaver under a StateGraph"),
+    "langgraph.postgres": Adapter(f"{_HERE}.langgraph_postgres:LangGraphPostgresStore",
+                                  "langgraph", "langgraph.checkpoint.postgres",
+                                  "LangGraph PostgresSaver under a StateGraph"),
     "langchain.sql": Adapter(f"{_HERE}.langchain_history:SqlHistoryStore", "langchain",
                              "langchain_community.chat_message_histories",
                              "LangChain SQLChatMessageHistory on SQLite"),
     "langchain.redis": Adapter(f"{_HERE}.langchain_history:RedisHistoryStore", "langchain",
                                "langchain_community.chat_message_histories",
                                "LangChain RedisChatMessageHistory"),
+    "langchain.postgres": Adapter(f"{_HERE}.langchain_postgres_history:PostgresHistoryStore",
+                                  "langchain", "langchain_postgres",
+                                  "LangChain PostgresChatMessageHistory (langchain-postgres)"),
     "llamaindex.sql": Adapter(f"{_HERE}.llamaindex_chat:SqlChatStore", "llamaindex",
                               "llama_index.core.storage.chat_store.sql",
                               "llama-index SQLAlchemyChatStore on SQLite"),

@@ -27,27 +27,27 @@ from typing import Annotated, Any, TypedDict
 from harness.errors import SnapshotNotFound
 from harness.stores.sqlite import sqlite_path
 
-__all__ = ["LangGraphSqliteStore"]
+__all__ = ["LangGraphSqliteStore", "LangGraphStore"]
 
 
 class _State(TypedDict):
     turns: Annotated[list[list[str]], operator.add]
 
 
-class LangGraphSqliteStore:
-    """LangGraph SqliteSaver: a thread per session, an append per graph run."""
+class LangGraphStore:
+    """A LangGraph checkpointer under a one-node graph: a thread per session, an append per
+    graph run (the protocol as the module docstring maps it). A subclass opens ``saver``
+    (and ``conn``) and then calls :meth:`compile`."""
 
-    backend = "sqlite"
-    #: a graph run writes several checkpoints, each its own transaction: a "database or
-    #: disk is full" in the second leaves the first (with the turn) in place
+    #: a graph run writes several checkpoints, each its own transaction: an error in the
+    #: second leaves the first (with the turn) in place
     atomic_writes = False
+    saver: Any
+    conn: Any
 
-    def __init__(self, url: str, namespace: str = "harness") -> None:
-        from langgraph.checkpoint.sqlite import SqliteSaver
+    def compile(self) -> None:
         from langgraph.graph import END, START, StateGraph
 
-        self.conn = sqlite3.connect(sqlite_path(url), check_same_thread=False)
-        self.saver = SqliteSaver(self.conn)
         graph = StateGraph(_State)
         graph.add_node("turn", lambda state: {})
         graph.add_edge(START, "turn")
@@ -82,3 +82,16 @@ class LangGraphSqliteStore:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class LangGraphSqliteStore(LangGraphStore):
+    """LangGraph SqliteSaver on the run's SQLite file."""
+
+    backend = "sqlite"
+
+    def __init__(self, url: str, namespace: str = "harness") -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        self.conn = sqlite3.connect(sqlite_path(url), check_same_thread=False)
+        self.saver = SqliteSaver(self.conn)
+        self.compile()
