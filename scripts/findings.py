@@ -30,7 +30,9 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 LIBRARY = {"langgraph.sqlite": "langgraph-checkpoint-sqlite", "langchain.sql": "langchain-community",
            "langchain.redis": "langchain-community", "llamaindex.sql": "llama-index-core",
            "llamaindex.redis": "llama-index-storage-chat-store-redis",
-           "openai-agents.sqlite": "openai-agents"}
+           "openai-agents.sqlite": "openai-agents",
+           "langgraph.postgres": "langgraph-checkpoint-postgres",
+           "langchain.postgres": "langchain-postgres"}
 
 
 def scenarios_for(backend: str) -> list[Path]:

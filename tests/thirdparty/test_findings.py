@@ -32,7 +32,8 @@ def test_the_library_still_shows_it(repro: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("repro", REPROS, ids=[p.stem for p in REPROS])
 def test_the_reference_store_passes_it(repro: Path, tmp_path: Path) -> None:
-    backend = "redis" if ".redis" in load_scenario(repro).store else "sqlite"
+    store = load_scenario(repro).store
+    backend = next((b for b in ("redis", "postgres") if store.endswith(f".{b}")), "sqlite")
     res = run_repro(repro, tmp_path / "reports", store=backend)
     assert res.verdict == "pass", (res.result.counts(), res.problems)
 
