@@ -15,6 +15,8 @@ from harness.replay import run_repro
 from harness.scenario import load_scenario
 
 REPROS = sorted((Path(__file__).parent / "repros").glob("*.toml"))
+#: kinds that may name a repro's violation instead of the one its name says
+SAME = {"back-dated-turn": {"incompatible-order"}}
 
 
 def _kind(repro: Path) -> str:
@@ -25,7 +27,9 @@ def _kind(repro: Path) -> str:
 def test_the_library_still_shows_it(repro: Path, tmp_path: Path) -> None:
     res = run_repro(repro, tmp_path / "reports")
     kind = _kind(repro)
-    assert kind in res.result.counts(), (
+    # a back-dated turn whose reads overlap in time is an incompatible order: the evidence
+    # cannot say which way it went (as the zoo's declarations say of theirs)
+    assert ({kind} | SAME.get(kind, set())) & set(res.result.counts()), (
         f"{res.store.spec} no longer shows {kind} on {repro.name} ({res.result.counts() or 'no violation'}): "
         "a fixed library? update the README's findings table and this repro")
 
