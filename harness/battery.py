@@ -120,7 +120,10 @@ def phases(info: StoreInfo, backend: str, external: bool = False) -> list[Phase]
                          weights=w(append=6, read=3, list_snapshots=1)),
                  _goals(caps, ("append", "append", 100), ("append", "read", 50)), 0.15)]
     if {"snapshot", "rollback"} <= caps:
-        storm = replace(base, name="battery-rollback-storm", ops=400,
+        # short sessions: a session of a thousand ops, a quarter of them rollbacks, costs
+        # the exact check tens of seconds (2026-11-24, redis: 45 s and undecided at 250
+        # ops per worker, 2.7 s at 50), which the phases after it lost
+        storm = replace(base, name="battery-rollback-storm", ops=400, session_lifetime=50,
                         weights=w(append=5, read=3, snapshot=2, rollback=3, list_snapshots=1),
                         control={"enabled": True, "strategy": "window",
                                  **({"block_ms": PG_BLOCK_MS} if backend == "postgres" else {})})
