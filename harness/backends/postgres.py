@@ -53,16 +53,28 @@ DATABASE = "postgres"
 
 def find_pg_bin() -> Path | None:
     """The directory holding ``initdb`` and ``postgres``: ``PATH``, else the newest of the
-    system's installs (Debian's ``/usr/lib/postgresql/<n>/bin``, ``/usr/local/pgsql/bin``)."""
+    system's installs (Debian's ``/usr/lib/postgresql/<n>/bin``, ``/usr/local/pgsql/bin``),
+    else the binaries the ``pgserver`` package ships (``pip install 'harness[postgres-server]'``)."""
     found = shutil.which("initdb")
     if found and Path(found).with_name("postgres").exists():
         return Path(found).resolve().parent
     candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"),
                         key=lambda p: [int(x) for x in re.findall(r"\d+", p)] or [0])
-    for d in [*reversed(candidates), "/usr/local/pgsql/bin"]:
-        if (Path(d) / "initdb").exists() and (Path(d) / "postgres").exists():
+    for d in [*reversed(candidates), "/usr/local/pgsql/bin", pip_pg_bin()]:
+        if d and (Path(d) / "initdb").exists() and (Path(d) / "postgres").exists():
             return Path(d)
     return None
+
+
+def pip_pg_bin() -> Path | None:
+    """The ``bin`` directory of the PostgreSQL that the ``pgserver`` wheel ships, if it is
+    installed (found without importing it: its import sets up things of its own)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
 def schema_of(namespace: str) -> str:
@@ -153,7 +165,8 @@ class ManagedPostgres(Target):
     def start(self) -> None:
         if self.bindir is None:
             raise TargetError("no PostgreSQL server binaries (initdb, postgres) on PATH or in "
-                              "/usr/lib/postgresql/*/bin: install PostgreSQL's server package")
+                              "/usr/lib/postgresql/*/bin: install PostgreSQL's server package, "
+                              "or pip install 'harness[postgres-server]'")
         account = self._account()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -166,6 +179,12 @@ class ManagedPostgres(Target):
         self.data = base / "data"
         if account is not None:
             os.chown(base, *account)
+            if not self._reachable(self.bindir / "initdb", *account):
+                # binaries the postgres account cannot reach (a pip package under /root):
+                # a copy beside the data, removed with it
+                self._tmp = self._tmp or Path(tempfile.mkdtemp(prefix="harness-pg-"))
+                os.chmod(self._tmp, 0o755)
+                self.bindir = _copy_install(self.bindir, self._tmp)
         init = subprocess.run([str(self.bindir / "initdb"), "-D", str(self.data), "-U", USER,
                                "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"],
                               capture_output=True, text=True, preexec_fn=self._as(account),
@@ -271,6 +290,18 @@ class ExternalPostgres(Target):
         with contextlib.suppress(psycopg.Error), \
                 psycopg.connect(self.base, connect_timeout=10, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+def _copy_install(bindir: Path, into: Path) -> Path:
+    """Copy the install ``bindir`` belongs to into ``into``; the copy's ``bin``. The
+    install is ``bindir``'s grandparent (``<pkg>/pginstall/bin``), with the shared
+    libraries a wheel keeps beside it (``<pkg>.libs``, found by a relative RPATH)."""
+    pkg = bindir.parent.parent
+    shutil.copytree(pkg, into / pkg.name, symlinks=True, dirs_exist_ok=True)
+    libs = pkg.with_name(pkg.name + ".libs")
+    if libs.is_dir():
+        shutil.copytree(libs, into / libs.name, symlinks=True, dirs_exist_ok=True)
+    return into / pkg.name / bindir.parent.name / bindir.name
 
 
 _COMMENT = "harness run"
