@@ -1,8 +1,10 @@
 """The findings in third-party stores, as regression tests: each ``repros/<store>-<kind>.toml``
 is the smallest controlled run ``harness shrink`` found that shows the violation on the
-library's version in the README's findings table. The test asserts the violation is still
-there: when a new version of the library fixes it, this test fails, and the findings table
-and this repro are to be updated (the fix is news, not noise). Each repro also passes on
+library's version in the README's findings table (or, where a controlled schedule cannot
+show it, the smallest free run found that shows it in every try; its header says which).
+The test asserts the violation is still there: when a new version of the library fixes it,
+this test fails, and the findings table and this repro are to be updated (the fix is news,
+not noise). Each repro also passes on
 the reference store of its backend, so the violation is the library's, not the harness's."""
 
 from __future__ import annotations
