@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.backends.postgres import PG_BLOCK_MS
 from harness.coverage import KINDS, pair_name, sentence
 from harness.errors import InputError
 from harness.faults import CATALOG
@@ -93,12 +94,6 @@ class Battery:
         return EXIT_CODES[self.verdict]
 
 
-#: Controlled mode's ``block_ms`` on PostgreSQL: a statement waiting for a row lock that a
-#: held worker has is found only by its silence, and the default second of it made the
-#: rollback storm's rounds mostly waiting (400 ops of 4 workers: 64 s at 1000 ms, 12.5 s at
-#: 30 ms, 2026-11-24); a commit slower than this is then taken for a wait, which costs a
-#: replay's faithfulness, not a verdict.
-PG_BLOCK_MS = 50.0
 
 
 def phases(info: StoreInfo, backend: str, external: bool = False) -> list[Phase]:

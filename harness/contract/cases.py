@@ -395,7 +395,7 @@ def _harness_run(mode: str) -> Callable[[Ctx], None]:
             sc = load_scenario(SCENARIOS / "smoke.toml").with_overrides(
                 store=ctx.spec, ops=60, seed=1, workers=4)
         if mode == "controlled":
-            from harness.battery import PG_BLOCK_MS
+            from harness.backends.postgres import PG_BLOCK_MS
 
             sc = sc.with_overrides(control={
                 **sc.control, "enabled": True, "strategy": "window",
