@@ -142,10 +142,15 @@ def _check_listings(
 def _known_by(
     sid: str, created: dict[str, tuple[Event, Event]], listings: list[_Listing]
 ) -> tuple[Event, Event]:
-    """The ops that made ``sid`` known: its snapshot, else the first listing showing it."""
-    if sid in created:
-        return created[sid]
-    return next((inv, comp) for inv, comp, ids in listings if sid in ids)
+    """The op that made ``sid`` known first among its snapshot and ``listings`` (those
+    completed before the listing at fault, in order of completion): the snapshot may have
+    returned after a listing had already shown the id."""
+    shown = next(((inv, comp) for inv, comp, ids in listings if sid in ids), None)
+    made = created.get(sid)
+    if made is None or (shown is not None and shown[1].time < made[1].time):
+        assert shown is not None  # required: made, or shown by a listing before
+        return shown
+    return made
 
 
 def _check_rollbacks(

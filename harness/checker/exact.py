@@ -21,16 +21,18 @@ from harness.checker.chain import UNORDERED, Backward, Chain, decide
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
 from harness.checker.frontier import search
+from harness.checker.jit import search_jit
 from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, linearize
 from harness.checker.model import GHOST, INIT, ModelOp, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
 from harness.checker.order_tree import read_tokens
+from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact", "judge",
-           "replays", "session_ops"]
+__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact",
+           "complete", "judge", "replays", "session_ops"]
 
 
 def check_exact(
@@ -104,6 +106,9 @@ SESSION_STEPS = 20_000
 #: cheaper), and the short try it gets before (enough for most sessions of a few writers).
 EAGER_STEPS = 50_000
 QUICK_STEPS = 5_000
+#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, each a few
+#: microseconds), when the depth-first search did not finish.
+JIT_STEPS = 400_000
 
 
 @dataclass(slots=True)
@@ -136,6 +141,22 @@ class Prover:
         finally:
             self._spent += time.monotonic() - now
 
+    def prove_plain(self, so: SessionOps) -> bool:
+        """Prove a session without rollbacks on its raw pairs (:func:`harness.checker.plain.prove`),
+        before any other rule: True when proven (counted as proven without search); False
+        leaves it to the fast rules and :meth:`judge`."""
+        if so.rollbacks:
+            return False
+        now = time.monotonic()
+        if not self._start:
+            self._start = now
+        ok = prove(so)
+        self._spent += time.monotonic() - now
+        if ok:
+            self.tally.proven += 1
+            self.tally.by_chain += 1
+        return ok
+
     def stats(self) -> dict[str, Any]:
         return {**self.tally.stats(), "budget_s": self.total_s,
                 "session_steps": self.session_steps}
@@ -164,7 +185,8 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         return False  # an unreadable read or listing: reported by session_ops
     decided = decide(ops, deadline)
     if isinstance(decided, Chain):
-        if not replays(decided.order) or not replays(decided.ids):
+        if (not replays(decided.order) or not replays(decided.ids)
+                or not complete([*decided.order, *decided.ids], ops)):
             raise AssertionError(f"session {so.session!r}: a chain that does not replay")
         tally.proven += 1
         tally.by_chain += 1
@@ -173,17 +195,24 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.unknown.append(so.session)
             return None
-        # a short eager search (quickest on small sessions), then the frontier search
-        # (many writers, long rollbacks), then the eager one again (often the quicker to
-        # refute: a refutation explores the whole space)
+        # a short eager search (quickest on small sessions), then the depth-first frontier
+        # search (many writers, long rollbacks), then, if it lost its way, the just-in-time
+        # one (it walks the events in order: no backtracking across hundreds of ops), then
+        # the eager one again (often the quicker to refute: a refutation explores it all).
+        # Without a step budget the first two still get their default share, so that the
+        # time left goes to the search that needs it.
         out = linearize(ops, deadline, QUICK_STEPS)
         explored = out.explored
         if out.ok is None:
-            if steps is not None:
-                out = search(ops, deadline, steps)
-            else:
-                out = search(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+            out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)
             explored += out.explored
+        if out.ok is None:
+            if steps is not None:
+                jit = search_jit(ops, deadline, JIT_STEPS)
+            else:
+                jit = search_jit(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+            explored += jit.explored
+            out = jit if jit.ok is not None else out
         if out.ok is None:
             eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
             out = eager if eager.ok is not None else out
@@ -195,7 +224,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
             return None
         if out.ok:
             order = [ops[k] for k in out.order]
-            if not replays(certify(order, out.path) if out.path else order):
+            if not complete(order, ops) or not replays(certify(order, out.path) if out.path else order):
                 raise AssertionError(f"session {so.session!r}: a linearization that does not replay")
             tally.proven += 1
             return True
@@ -204,6 +233,13 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         _explain(so, ops, decided, found)
     tally.refuted += 1
     return False
+
+
+def complete(order: Sequence[ModelOp], ops: Sequence[ModelOp]) -> bool:
+    """Whether ``order`` holds every op of ``ops`` that completed (an op of unknown
+    outcome may be left out: it need not have taken effect), each once."""
+    placed = [o.id for o in order]
+    return len(set(placed)) == len(placed) and {o.id for o in ops if o.hi != INF} <= set(placed)
 
 
 def replays(order: Sequence[ModelOp]) -> bool:

@@ -33,7 +33,7 @@ from harness.checker.result import CheckResult
 from harness.checker.rollbacks import RollbackIndex
 from harness.checker.setup import KIND as SETUP_RACE
 from harness.checker.setup import setup_race
-from harness.checker.turns import OwnerLookup, Owners, TurnIndex, index_appends
+from harness.checker.turns import LazyIndexes, OwnerLookup, Owners, TurnIndex
 from harness.history import Event
 
 if TYPE_CHECKING:
@@ -46,7 +46,9 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None,
                prover: Prover | None = None) -> CheckResult:
     """Check a merged history with the fast checker; the name of every session with a
     violation (its evidence kept or not) is added to ``flagged`` if given. With a
-    ``prover``, every session the fast rules find nothing in is then decided exactly
+    ``prover``, a session without rollbacks is first proven on its raw pairs if it can be
+    (the fast rules, being sound, would pass it: they are skipped), and every session the
+    fast rules find nothing in is then decided exactly
     (:class:`harness.checker.exact.Prover`), in the same pass.
 
     >>> check_fast([]).valid
@@ -88,11 +90,15 @@ def check_sessions(sessions: dict[str, SessionOps], found: Evidence,
                    prover: Prover | None = None) -> dict[str, Any]:
     """Run the fast checks over grouped sessions into ``found`` (and the ``prover`` on each
     session they pass); returns the stats."""
-    indexes: dict[str, TurnIndex] = {name: index_appends(so.appends) for name, so in sessions.items()}
+    indexes = LazyIndexes(sessions)
     owners = Owners(indexes)
     ambiguous = 0
     conflicts = 0
     for name, so in sessions.items():
+        # a session the prover proves on its own (no rollback) is one the fast rules pass,
+        # since they are sound: they run on the others, and explain what is wrong
+        if prover is not None and prover.prove_plain(so):
+            continue
         before = found.count()
         amb, conf = judge_session(so, indexes[name], owners, found)
         ambiguous += amb

@@ -39,7 +39,7 @@ from harness.checker.linearize import OBSERVERS, Outcome
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
-__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "search"]
+__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "exact_path", "search"]
 
 #: Configurations the search remembers at most, whatever its budget: past them the
 #: session is undecided (memory, not time, is then what would run out).
@@ -107,8 +107,9 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             return Outcome(None, best.stuck, best.state, best.depth, steps)
         if done == must:
             order = tuple(placed_order)
-            return Outcome(True, explored=steps, order=order,
-                           path=_one_path(step, [ops[n] for n in order]))
+            path = exact_path(step, [ops[n] for n in order])
+            assert path is not None, "the order the search found explains every result"
+            return Outcome(True, explored=steps, order=order, path=path)
         moved = False
         while todo:
             n = todo.pop(0)
@@ -180,16 +181,18 @@ def _one(states: States) -> Any:
     return min(states, key=lambda x: (len(x[0]), x[0], repr(x[1:])))
 
 
-def _one_path(step: Any, order: Sequence[ModelOp]) -> tuple[Any, ...]:
+def exact_path(step: Any, order: Sequence[ModelOp]) -> tuple[Any, ...] | None:
     """One sequence of lazy states along ``order`` that explains every result (the state
-    before each op, then the last): forward with each state's predecessor, then back from
-    the last state :func:`_one` picks."""
+    before each op, then the last), or None if none does: forward with each state's
+    predecessor, then back from the last state :func:`_one` picks."""
     layers: list[dict[Any, Any]] = [{LAZY_INIT: None}]
     for op in order:
         nxt: dict[Any, Any] = {}
         for s1 in layers[-1]:
             for s2 in step(s1, op):
                 nxt.setdefault(s2, s1)
+        if not nxt:
+            return None
         layers.append(nxt)
     state = _one(frozenset(layers[-1]))
     path = [state]

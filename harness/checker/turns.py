@@ -10,14 +10,15 @@ the session is known).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from harness.checker.ops import INF, Pair
+from harness.checker.ops import INF, Pair, SessionOps
 from harness.history import Event
 
-__all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "OwnerLookup", "Owners", "TurnIndex", "index_appends"]
+__all__ = ["COMP", "HI", "INV", "LO", "ROLE", "AppendRec", "LazyIndexes", "OwnerLookup", "Owners", "TurnIndex",
+           "index_appends"]
 
 #: Fields of an :data:`AppendRec`.
 LO: Final = 0
@@ -79,6 +80,28 @@ def index_appends(pairs: Iterable[Pair]) -> TurnIndex:
             recs[tok] = (min(old[LO], inv.time), max(old[HI], hi), old[ROLE], old[INV], old[COMP])
     ti.failed = {t: p for t, p in failed.items() if t not in recs}
     return ti
+
+
+class LazyIndexes(Mapping[str, TurnIndex]):
+    """Every session's :class:`TurnIndex`, each built the first time it is asked for
+    (a session proven without the fast rules never needs its own, and
+    :class:`Owners` asks for all of them only when some read shows a foreign token)."""
+
+    def __init__(self, sessions: Mapping[str, SessionOps]) -> None:
+        self._sessions = sessions
+        self._built: dict[str, TurnIndex] = {}
+
+    def __getitem__(self, name: str) -> TurnIndex:
+        ti = self._built.get(name)
+        if ti is None:
+            ti = self._built[name] = index_appends(self._sessions[name].appends)
+        return ti
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sessions)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
 
 
 class OwnerLookup(Protocol):

@@ -20,12 +20,15 @@ from hypothesis import strategies as st
 from harness.checker import check
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
-from harness.checker.exact import check_exact, session_ops
+from harness.checker.exact import check_exact, replays, session_ops
 from harness.checker.frontier import search
+from harness.checker.jit import search_jit
+from harness.checker.lazy import certify
 from harness.checker.linearize import linearize
 from harness.checker.ops import group_by_session
+from harness.checker.plain import prove
 from harness.history import Event, iter_ops
-from tests.checker.mutate import scramble
+from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import BUGGY_MIX, BUGS, Params, buggy_params, simulate
 
 INF = float("inf")
@@ -143,6 +146,36 @@ def test_sessions_without_rollback_are_decided_without_search(seed: int, damage:
         assert exact["sessions_proven_without_search"] == exact["sessions_proven"] == 1
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), how=st.sampled_from(["none", "scramble", *sorted(MUTATIONS)]))
+def test_a_session_without_rollback_is_proven_on_its_pairs_only_when_linearizable(
+    seed: int, how: str
+) -> None:
+    """harness.checker.plain proves a session before any other rule: never one brute force
+    refutes (a damaged history of any kind), and every valid one of these (so the fast
+    rules and the search are left the sessions with a violation, or a rollback)."""
+    rng = random.Random(seed)
+    prm = Params(procs=rng.randint(1, 5), sessions=rng.randint(1, 2), steps=rng.randint(2, 30),
+                 p_crash=0.1, p_info=0.15, p_fail=0.1,
+                 weights={"append": 40, "read": 30, "snapshot": 8, "rollback": 0,
+                          "list_snapshots": 8})
+    events = simulate(seed, prm)
+    truth: bool | None = None
+    if how == "scramble":
+        events = scramble(events, rng)
+    elif how != "none":  # a mutation always makes a violation (test_properties.py)
+        got = MUTATIONS[how](events, rng)
+        if got is not None:
+            events, truth = got[0], False
+    if truth is None:
+        truth = brute_force(events)
+    sessions, _ = group_by_session(events)
+    proven = all(prove(so) for so in sessions.values())
+    assert not proven or truth
+    if how == "none":
+        assert proven
+
+
 @pytest.mark.parametrize("bug", BUGS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
@@ -161,6 +194,21 @@ def test_the_default_verdict_is_exact_on_buggy_stores(bug: str, seed: int) -> No
     assert res.valid is truth
 
 
+def _longer(seed: int, low: int, high: int) -> tuple[list[Event], bool]:
+    """A history longer than brute force can take (``low``-``high`` steps, up to 8
+    processes): of a buggy store, scrambled, or valid (then the flag is True)."""
+    rng = random.Random(seed)
+    bug = rng.choice([None, None, *BUGS])
+    prm = Params(procs=rng.randint(2, 8), sessions=1, steps=rng.randint(low, high),
+                 p_crash=0.02, p_info=0.05, p_fail=0.03, bug=bug,
+                 weights=BUGGY_MIX if rng.random() < 0.5 else Params().weights)
+    events = simulate(seed, prm)
+    valid = bug is None and rng.random() >= 0.3
+    if not valid and bug is None:
+        events = scramble(events, rng)
+    return events, valid
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_search_agrees_with_the_eager_search(seed: int) -> None:
@@ -169,15 +217,7 @@ def test_the_search_agrees_with_the_eager_search(seed: int) -> None:
     lazy content, no sets of states) decides a session, the search of frontier.py decides
     it the same way, and a valid history is never refuted. (A wrong greedy step, placing a
     read that only some of the states allow, once refuted a valid 240-op session here.)"""
-    rng = random.Random(seed)
-    bug = rng.choice([None, None, *BUGS])
-    prm = Params(procs=rng.randint(2, 8), sessions=1, steps=rng.randint(50, 300),
-                 p_crash=0.02, p_info=0.05, p_fail=0.03, bug=bug,
-                 weights=BUGGY_MIX if rng.random() < 0.5 else Params().weights)
-    events = simulate(seed, prm)
-    valid = bug is None and rng.random() >= 0.3
-    if not valid and bug is None:
-        events = scramble(events, rng)
+    events, valid = _longer(seed, 50, 300)
     sessions, _ = group_by_session(events)
     for so in sessions.values():
         try:
@@ -188,3 +228,61 @@ def test_the_search_agrees_with_the_eager_search(seed: int) -> None:
         eager, frontier = linearize(ops, now + 2).ok, search(ops, now + 10).ok
         assert not (valid and frontier is False)
         assert eager is None or frontier is None or eager is frontier
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans())
+def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool) -> None:
+    """harness.checker.jit on its own (the joined sweep, the guided walk): linearizable
+    exactly when brute force says so, on tiny histories with rollbacks (valid, scrambled,
+    or of a buggy store), and every proof it gives replays through the eager model."""
+    rng = random.Random(seed)
+    if buggy:
+        events = simulate(seed, buggy_params(rng, rng.choice(BUGS)))
+    else:
+        prm = Params(procs=rng.randint(1, 4), sessions=1, steps=rng.randint(2, 24),
+                     p_crash=0.1, p_info=0.15, p_fail=0.1)
+        events = simulate(seed, prm)
+        if rng.random() < 0.5:
+            events = scramble(events, rng)
+    try:
+        truth = brute_force(events, budget=50_000)
+    except TooBig:
+        assume(False)
+    got = True
+    for so in group_by_session(events)[0].values():
+        found = Evidence()
+        ops = session_ops(so, found)
+        if found.count():
+            got = False
+            break
+        out = search_jit(ops, time.monotonic() + 10)
+        assert out.ok is not None
+        if not out.ok:
+            got = False
+            break
+        assert replays(certify([ops[k] for k in out.order], out.path))
+    assert got is truth
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_just_in_time_search_agrees_with_the_other_searches(seed: int) -> None:
+    """Longer histories (30-120 steps, up to 8 processes, buggy stores, scrambled ones):
+    where the depth-first searches decide a session, the just-in-time one decides it the
+    same way, never refutes a valid one, and its proofs replay."""
+    events, valid = _longer(seed, 30, 120)
+    for so in group_by_session(events)[0].values():
+        try:
+            ops = session_ops(so, Evidence())
+        except Exception:  # an op the model cannot know: the verdict is unknown anyway
+            continue
+        now = time.monotonic()
+        jit = search_jit(ops, now + 10)
+        other = search(ops, now + 10).ok
+        if other is None:
+            other = linearize(ops, time.monotonic() + 5).ok
+        assert not (valid and jit.ok is False)
+        assert jit.ok is None or other is None or jit.ok is other
+        if jit.ok:
+            assert replays(certify([ops[k] for k in jit.order], jit.path))

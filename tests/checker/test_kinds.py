@@ -243,6 +243,20 @@ def test_acknowledged_snapshot_missing_from_a_later_listing() -> None:
     assert "'y'" in res.violations[0].message
 
 
+def test_vanished_id_was_known_from_a_listing_before_its_snapshot_returned() -> None:
+    # the sentence names what made the id known first: here the listing, not the snapshot
+    # that returned after the later listing had already gone by
+    h = H()
+    h.inv(0, "snapshot", "s")
+    h.list(1, "s", ["x"])
+    h.list(1, "s", [])
+    h.ok(0, "x")
+    res = assert_kind(h, "vanished-checkpoint")
+    v = res.violations[0]
+    shown_first = next(e for e in v.events if e.f == "list_snapshots" and e.value == ["x"])
+    assert f"known since process 1 at event {shown_first.index}," in v.message
+
+
 def test_rollback_to_an_acknowledged_snapshot_not_found() -> None:
     h = H()
     h.snapshot(0, "s", "x")

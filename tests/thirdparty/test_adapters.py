@@ -32,7 +32,9 @@ def test_the_adapter_maps_the_protocol_onto_the_library(spec: str) -> None:
     bad = [f"{o.name}: {o.detail}" for o in outcomes
            if o.status != "pass" and not (o.name in limits and limits[o.name] in o.detail)]
     assert len(outcomes) == len(WANTED) and not bad, bad
-    assert all(o.status == "fail" for o in outcomes if o.name in limits), outcomes
+    # the limit shows where a case writes a NUL for sure (odd content); the state machine
+    # draws its turns, and passes whenever it drew none
+    assert all(o.status == "fail" for o in outcomes if o.name in limits and o.name != "state machine"), outcomes
 
 
 @pytest.mark.parametrize("spec", sorted(ADAPTERS))
