@@ -458,6 +458,8 @@ def _explain(so: SessionOps, ops: list[ModelOp], why: Outcome | Backward | str,
             return
         why = UNORDERED  # an unknown append's place comes from a read: let the search say
     session = so.session
+    if isinstance(why, Outcome) and why.stuck is None:  # a refutation naming no op
+        why = UNORDERED
     if isinstance(why, str):  # UNORDERED or "ids": where does a search get stuck?
         why = linearize(ops, time.monotonic() + 5.0)
         if why.ok is not False:  # pragma: no cover - the chain proved there is no order
@@ -563,6 +565,7 @@ def _kind(op: ModelOp, turns: tuple[str, ...], ids: set[str], ops: list[ModelOp]
 
 def _seq(xs: Any, limit: int = 6) -> str:
     xs = list(xs)
-    body = ", ".join(short(x.split(_SEP)[-1] if isinstance(x, str) else x, 24)
+    body = ", ".join("<a turn no read shows>" if x == GHOST
+                     else short(x.split(_SEP)[-1] if isinstance(x, str) else x, 24)
                      for x in xs[:limit])
     return f"[{body}{', …' if len(xs) > limit else ''}] ({len(xs)} item{'s' * (len(xs) != 1)})"

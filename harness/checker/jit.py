@@ -90,8 +90,8 @@ def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62
         found = _walk(ops, step, rets, live, tick)
     except _Budget:
         return Outcome(None, explored=count[0])
-    if found is None:  # pragma: no cover - pass 1 over-approximates, so a path exists
-        return Outcome(None, explored=count[0])
+    if isinstance(found, Outcome):
+        return Outcome(False, found.stuck, found.state, found.depth, count[0])
     order, path = found
     return Outcome(True, explored=count[0], order=order, path=path)
 
@@ -286,9 +286,15 @@ def _covered(index: Live, k: int, s: Any) -> bool:
 
 def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
           live: list[Live], tick: Callable[[int], None],
-          ) -> tuple[tuple[int, ...], tuple[Any, ...]] | None:
+          ) -> tuple[tuple[int, ...], tuple[Any, ...]] | Outcome:
     """Pass 2: depth first through the returns with real (unjoined) states, only into
-    configurations a live joined one covers; the ops placed and the states along them."""
+    configurations a live joined one covers; the ops placed and the states along them.
+
+    The walk is exhaustive (it skips only states already visited and states no way to
+    the end can pass), so when it runs out the session has no linearization, though pass
+    1 let some joined state through (a join stands for more than its parts): the outcome
+    then names no op: the furthest return the walk reached is where its marks cut every
+    way, not an op the model refused, and a sentence naming it would not be true."""
     # a node: (state, op placed to reach it, previous node)
     root = (LAZY_INIT, -1, None)
     stack: list[tuple[int, int, Any, Any]] = [(0, 0, LAZY_INIT, root)]
@@ -308,7 +314,7 @@ def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
                     visited.add(key)
                     nxt.append((depth + 1, k2, s2, node2))
         stack.extend(reversed(nxt))
-    return None
+    return Outcome(False)
 
 
 def _path(node: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
