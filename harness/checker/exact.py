@@ -26,7 +26,6 @@ from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, linearize
 from harness.checker.model import GHOST, INIT, ModelOp, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
-from harness.checker.order_tree import read_tokens
 from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
@@ -111,6 +110,15 @@ QUICK_STEPS = 5_000
 JIT_STEPS = 400_000
 
 
+@dataclass(frozen=True, slots=True)
+class _Tried:
+    """What :meth:`Prover.prove_first` built for a session it could not prove: its ops
+    and the short eager search's outcome (None: not run)."""
+
+    ops: list[ModelOp]
+    quick: Outcome | None
+
+
 @dataclass(slots=True)
 class Prover:
     """Exact decisions, one session at a time, within a budget: ``session_steps`` search
@@ -126,36 +134,75 @@ class Prover:
     tally: Tally = field(default_factory=lambda: Tally())
     _start: float = 0.0
     _spent: float = 0.0
+    _tried: tuple[str, _Tried] | None = None
 
     def judge(self, so: SessionOps, found: Evidence) -> bool | None:
-        """:func:`judge` one session the fast rules passed, within its share of the budget."""
-        now = time.monotonic()
-        if not self._start:
-            self._start = now
-        left = self.total_s + self.share * (now - self._start) - self._spent
-        if self.session_steps is None:  # time only: one hard session leaves the rest half
-            left = max(min(left, 1.0), left / 2)
+        """:func:`judge` one session the fast rules passed, within its share of the budget
+        (reusing what :meth:`prove_first` built for it)."""
+        now = self._begin()
+        tried = self._tried[1] if self._tried is not None and self._tried[0] == so.session else None
+        self._tried = None
         try:
-            return judge(so, found, now + max(left, 0.0), self.tally, self.session_steps,
-                         trusted=True)
+            return judge(so, found, self._deadline(now), self.tally, self.session_steps,
+                         tried=tried)
         finally:
             self._spent += time.monotonic() - now
 
-    def prove_plain(self, so: SessionOps) -> bool:
-        """Prove a session without rollbacks on its raw pairs (:func:`harness.checker.plain.prove`),
-        before any other rule: True when proven (counted as proven without search); False
-        leaves it to the fast rules and :meth:`judge`."""
-        if so.rollbacks:
+    def prove_first(self, so: SessionOps) -> bool:
+        """Try to prove a session before the fast rules run on it: one without rollbacks on
+        its raw pairs (:func:`harness.checker.plain.prove`), one with rollbacks by the chain
+        or a short eager search (:data:`QUICK_STEPS` steps), its proof checked as
+        :func:`judge` checks it. True when proven: the fast rules, being sound, would pass
+        it, so they need not run. False leaves it to the fast rules (they say in words what
+        is wrong) and then :meth:`judge`, which reuses the ops and the search built here."""
+        now = self._begin()
+        try:
+            if not so.rollbacks:
+                ok = prove(so)
+                if ok:
+                    self.tally.proven += 1
+                    self.tally.by_chain += 1
+                return ok
+            return self._quick(so, self._deadline(now))
+        finally:
+            self._spent += time.monotonic() - now
+
+    def _quick(self, so: SessionOps, deadline: float) -> bool:
+        scratch = Evidence()  # what is wrong is for the fast rules to say, then judge()
+        try:
+            ops = session_ops(so, scratch)
+        except _Unmodelled:
             return False
+        if scratch.count():
+            return False
+        decided = decide(ops, deadline)
+        if isinstance(decided, Chain):
+            _certified_chain(so.session, decided, ops)
+            self.tally.proven += 1
+            self.tally.by_chain += 1
+            return True
+        out = None
+        if decided is None and time.monotonic() <= deadline:  # no time left: no search
+            out = linearize(ops, deadline, QUICK_STEPS)
+            if out.ok:
+                _certified(so.session, ops, out)
+                self.tally.proven += 1
+                self.tally.explored += out.explored
+                return True
+        self._tried = (so.session, _Tried(ops, out))
+        return False
+
+    def _begin(self) -> float:
         now = time.monotonic()
         if not self._start:
             self._start = now
-        ok = prove(so)
-        self._spent += time.monotonic() - now
-        if ok:
-            self.tally.proven += 1
-            self.tally.by_chain += 1
-        return ok
+        return now
+
+    def _deadline(self, now: float) -> float:
+        left = self.total_s + self.share * (now - self._start) - self._spent
+        if self.session_steps is None:  # time only: one hard session leaves the rest half
+            left = max(min(left, 1.0), left / 2)
+        return now + max(left, 0.0)
 
     def stats(self) -> dict[str, Any]:
         return {**self.tally.stats(), "budget_s": self.total_s,
@@ -163,7 +210,7 @@ class Prover:
 
 
 def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
-          steps: int | None = None, trusted: bool = False) -> bool | None:
+          steps: int | None = None, tried: _Tried | None = None) -> bool | None:
     """Decide one session by ``deadline`` (a ``time.monotonic()`` value) and within
     ``steps`` configurations of search (None: no limit but time): True when it is proven
     linearizable (its linearization replayed through the model), False when it has none
@@ -173,21 +220,23 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
     :mod:`~harness.checker.frontier` (sets of lazy states: many writers, long
     rollbacks), then, if it did not finish, the eager one
     (:func:`~harness.checker.linearize.linearize`, often quicker to refute).
-    ``trusted``: the fast rules passed it (:func:`session_ops`)."""
-    before = found.count()
-    try:
-        ops = session_ops(so, found, trusted)
-    except _Unmodelled:
-        tally.unknown.append(so.session)
-        return None
-    if found.count() > before:
-        tally.refuted += 1
-        return False  # an unreadable read or listing: reported by session_ops
+    ``tried``: what
+    :meth:`Prover.prove_first` built for it (its ops, its short eager search)."""
+    if tried is not None:
+        ops = tried.ops
+    else:
+        before = found.count()
+        try:
+            ops = session_ops(so, found)
+        except _Unmodelled:
+            tally.unknown.append(so.session)
+            return None
+        if found.count() > before:
+            tally.refuted += 1
+            return False  # an unreadable read or listing: reported by session_ops
     decided = decide(ops, deadline)
     if isinstance(decided, Chain):
-        if (not replays(decided.order) or not replays(decided.ids)
-                or not complete([*decided.order, *decided.ids], ops)):
-            raise AssertionError(f"session {so.session!r}: a chain that does not replay")
+        _certified_chain(so.session, decided, ops)
         tally.proven += 1
         tally.by_chain += 1
         return True
@@ -201,7 +250,8 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         # the eager one again (often the quicker to refute: a refutation explores it all).
         # Without a step budget the first two still get their default share, so that the
         # time left goes to the search that needs it.
-        out = linearize(ops, deadline, QUICK_STEPS)
+        out = tried.quick if tried is not None and tried.quick is not None else \
+            linearize(ops, deadline, QUICK_STEPS)
         explored = out.explored
         if out.ok is None:
             out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)
@@ -223,9 +273,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
             tally.unknown.append(so.session)
             return None
         if out.ok:
-            order = [ops[k] for k in out.order]
-            if not complete(order, ops) or not replays(certify(order, out.path) if out.path else order):
-                raise AssertionError(f"session {so.session!r}: a linearization that does not replay")
+            _certified(so.session, ops, out)
             tally.proven += 1
             return True
         _explain(so, ops, out, found)
@@ -233,6 +281,21 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         _explain(so, ops, decided, found)
     tally.refuted += 1
     return False
+
+
+def _certified_chain(session: str, chain: Chain, ops: Sequence[ModelOp]) -> None:
+    """A chain is a proof only if its orders replay and hold every completed op."""
+    if (not replays(chain.order) or not replays(chain.ids)
+            or not complete([*chain.order, *chain.ids], ops)):
+        raise AssertionError(f"session {session!r}: a chain that does not replay")
+
+
+def _certified(session: str, ops: Sequence[ModelOp], out: Outcome) -> None:
+    """A search's linearization is a proof only if it replays through the eager model
+    (independently of the search) and holds every completed op."""
+    order = [ops[k] for k in out.order]
+    if not complete(order, ops) or not replays(certify(order, out.path) if out.path else order):
+        raise AssertionError(f"session {session!r}: a linearization that does not replay")
 
 
 def complete(order: Sequence[ModelOp], ops: Sequence[ModelOp]) -> bool:
@@ -258,12 +321,10 @@ def replays(order: Sequence[ModelOp]) -> bool:
     return True
 
 
-def session_ops(so: SessionOps, found: Evidence, trusted: bool = False) -> list[ModelOp]:
+def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     """The session's ops as the search sees them; unreadable reads and listings are
     reported to ``found`` and left out. Raises ``_Unmodelled`` for an op that may have taken
-    effect but whose value breaks the history's format (the verdict is then unknown).
-    ``trusted``: the fast rules passed the session, so its reads are well formed (they
-    report an unreadable one) and are not checked again."""
+    effect but whose value breaks the history's format (the verdict is then unknown)."""
     ops: list[ModelOp] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
@@ -276,19 +337,15 @@ def session_ops(so: SessionOps, found: Evidence, trusted: bool = False) -> list[
     for inv, comp in so.appends:
         v = inv.value
         if comp is None or comp.type != "fail":
-            if read_tokens([v]) is None:
+            if ((type(v) is not list and type(v) is not tuple) or len(v) != 2
+                    or type(v[0]) is not str or type(v[1]) is not str):
                 raise _Unmodelled(f"append with value {v!r}")
             turn = _turn(v)
             known.setdefault(v[1], (v[0], turn))
             add("append", inv, comp, _hi(comp), arg=turn)
     for inv, comp in so.reads:
         if comp is not None and comp.type in ("ok", "fail"):
-            out = None
-            if comp.type == "ok" and (trusted or read_tokens(comp.value) is not None):
-                try:
-                    out = _turns(comp.value, known)
-                except (TypeError, IndexError, KeyError):  # trusted, yet malformed
-                    out = None
+            out = _turns(comp.value, known) if comp.type == "ok" else None
             if out is None:
                 _unreadable(so.session, "read", inv, comp, found)
             else:
@@ -365,12 +422,25 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
     return out
 
 
-def _turns(items: list[Any], known: dict[Any, tuple[Any, str]]) -> tuple[str, ...]:
-    """A read's turns as the model holds them, the appended turns' own strings reused."""
+def _turns(items: Any, known: dict[str, tuple[str, str]]) -> tuple[str, ...] | None:
+    """A read's turns as the model holds them, the appended turns' own strings reused;
+    None if the read is not a list of ``[role, token]`` strings (checked in the same pass:
+    this runs on every read of every session)."""
+    if type(items) is not list and type(items) is not tuple:
+        return None
     out = []
+    get = known.get
     for item in items:
-        k = known.get(item[1])
-        out.append(k[1] if k is not None and k[0] == item[0] else _turn(item))
+        if (type(item) is not list and type(item) is not tuple) or len(item) != 2:
+            return None
+        role, tok = item
+        k = get(tok) if type(tok) is str else None
+        if k is not None and k[0] == role:  # a str equals only a str
+            out.append(k[1])
+        elif type(role) is str and type(tok) is str:
+            out.append(f"{role}{_SEP}{tok}")
+        else:
+            return None
     return tuple(out)
 
 

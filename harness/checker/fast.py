@@ -95,9 +95,10 @@ def check_sessions(sessions: dict[str, SessionOps], found: Evidence,
     ambiguous = 0
     conflicts = 0
     for name, so in sessions.items():
-        # a session the prover proves on its own (no rollback) is one the fast rules pass,
-        # since they are sound: they run on the others, and explain what is wrong
-        if prover is not None and prover.prove_plain(so):
+        # a session the prover proves before them (its raw pairs, the chain or a short
+        # search) is one the fast rules pass, since they are sound: they run on the
+        # others, and explain what is wrong
+        if prover is not None and prover.prove_first(so):
             continue
         before = found.count()
         amb, conf = judge_session(so, indexes[name], owners, found)

@@ -288,9 +288,9 @@ class StreamChecker:
         turns = index_appends(so.appends)
         found = Evidence(cap_per_kind=CAP_PER_KIND, cap_total=1 << 62)
         amb = conf = 0
-        # proven on its own (no rollback): every turn its reads show is its own, and the
-        # fast rules, being sound, would pass it
-        if not self.prover.prove_plain(so):
+        # proven first (raw pairs, the chain or a short search): every turn its reads show
+        # is its own, and the fast rules, being sound, would pass it
+        if not self.prover.prove_first(so):
             lookup = _Lookup(self, live.name)
             amb, conf = judge_session(so, turns, lookup, found)
             if lookup.unsettled and not self._finishing:
