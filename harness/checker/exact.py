@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from operator import itemgetter
 from typing import Any
 
 from harness.checker.chain import UNORDERED, Backward, Chain, decide
@@ -333,7 +334,8 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
 
     # one string per appended turn, shared by every read that shows it: reads compare and
     # hash turns that are the same objects (a role changed by the store makes another turn)
-    known: dict[Any, tuple[Any, str]] = {}
+    roles: dict[str, str] = {}  # token -> role, turn
+    turns: dict[str, str] = {}
     for inv, comp in so.appends:
         v = inv.value
         if comp is None or comp.type != "fail":
@@ -341,11 +343,12 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
                     or type(v[0]) is not str or type(v[1]) is not str):
                 raise _Unmodelled(f"append with value {v!r}")
             turn = _turn(v)
-            known.setdefault(v[1], (v[0], turn))
+            if v[1] not in turns:
+                roles[v[1]], turns[v[1]] = v[0], turn
             add("append", inv, comp, _hi(comp), arg=turn)
     for inv, comp in so.reads:
         if comp is not None and comp.type in ("ok", "fail"):
-            out = _turns(comp.value, known) if comp.type == "ok" else None
+            out = _turns(comp.value, roles, turns) if comp.type == "ok" else None
             if out is None:
                 _unreadable(so.session, "read", inv, comp, found)
             else:
@@ -422,26 +425,35 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
     return out
 
 
-def _turns(items: Any, known: dict[str, tuple[str, str]]) -> tuple[str, ...] | None:
-    """A read's turns as the model holds them, the appended turns' own strings reused;
-    None if the read is not a list of ``[role, token]`` strings (checked in the same pass:
-    this runs on every read of every session)."""
+def _turns(items: Any, roles: dict[str, str], turns: dict[str, str]) -> tuple[str, ...] | None:
+    """A read's turns as the model holds them, the appended turns' own strings reused
+    (``roles`` and ``turns`` by token); None if the read is not a list of ``[role, token]``
+    strings. This runs on every item of every read: the common case (pairs of turns
+    appended on the session, with their roles) is checked and built in passes at C speed."""
     if type(items) is not list and type(items) is not tuple:
         return None
-    out = []
-    get = known.get
+    if set(map(type, items)) <= _PAIRS and set(map(len, items)) <= {2}:
+        toks = list(map(_SECOND, items))
+        try:
+            out = list(map(turns.get, toks))
+        except TypeError:  # an unhashable token
+            return None
+        # a str equals only a str: the known roles and tokens check the item's types
+        if None not in out and list(map(_FIRST, items)) == list(map(roles.get, toks)):
+            return tuple(out)  # type: ignore[arg-type]
+    slow = []
     for item in items:
         if (type(item) is not list and type(item) is not tuple) or len(item) != 2:
             return None
         role, tok = item
-        k = get(tok) if type(tok) is str else None
-        if k is not None and k[0] == role:  # a str equals only a str
-            out.append(k[1])
-        elif type(role) is str and type(tok) is str:
-            out.append(f"{role}{_SEP}{tok}")
-        else:
+        if type(role) is not str or type(tok) is not str:
             return None
-    return tuple(out)
+        slow.append(turns[tok] if roles.get(tok) == role else f"{role}{_SEP}{tok}")
+    return tuple(slow)
+
+
+_PAIRS = {list, tuple}
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _turn(item: Any) -> str:
