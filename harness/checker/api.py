@@ -16,15 +16,17 @@ __all__ = ["check", "check_path"]
 def check(events: Sequence[Event], *, exact: bool = False, budget_s: float = 30.0) -> CheckResult:
     """Judge a merged history (``harness.history.merge`` order, ``Event.index`` = position).
 
-    A session without rollbacks is first proven on its raw pairs if it can be
-    (:mod:`harness.checker.plain`). The fast rules run on the others; they never report a
+    Each session is first proven if it can be quickly: without rollbacks on its raw pairs
+    (:mod:`harness.checker.plain`), with rollbacks by a short search whose proof is
+    replayed. The fast rules run on the others; they never report a
     violation a correct store can produce. Every session they find nothing in is then
     decided exactly (:class:`harness.checker.exact.Prover`): proven linearizable, or
     refuted with the ops that cannot be ordered. By default each session gets at most
     :data:`~harness.checker.exact.SESSION_STEPS` steps of search and all of them
     ``budget_s`` seconds; a session
     left undecided keeps the fast verdict and is named in
-    ``stats["exact"]["sessions_unknown"]`` (a pass, not a proof). With ``exact=True`` the
+    ``stats["exact"]["sessions_unknown"]`` (a pass, not a proof), with how far the
+    searches got in ``stats["exact"]["sessions_unknown_detail"]``. With ``exact=True`` the
     sessions share ``budget_s`` and an undecided one makes ``valid`` None (unknown, never a
     pass) unless some violation was found.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -31,7 +31,7 @@ from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "check_exact",
+__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "Undecided", "check_exact",
            "complete", "judge", "replays", "session_ops"]
 
 
@@ -51,7 +51,7 @@ def check_exact(
     for n, name in enumerate(todo):
         now = time.monotonic()
         if now > deadline:
-            tally.unknown.append(name)
+            tally.give_up(sessions[name])
             continue
         # a fair share of what is left (twice that: easy sessions leave most of theirs),
         # so one hard session cannot starve all the others
@@ -83,6 +83,13 @@ class Tally:
     refuted: int = 0
     explored: int = 0
     unknown: list[str] = field(default_factory=list)
+    undecided: list[Undecided] = field(default_factory=list)
+
+    def give_up(self, so: SessionOps, ops: Sequence[ModelOp] = (), out: Outcome | None = None) -> None:
+        """Name ``so`` as undecided, with how far the searches got (``out``: the one that
+        placed the most of ``ops``; None when no search ran)."""
+        self.unknown.append(so.session)
+        self.undecided.append(Undecided.of(so, ops, out))
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -91,8 +98,45 @@ class Tally:
             "sessions_refuted": self.refuted,
             "sessions_searched": self.proven - self.by_chain + self.refuted,
             "sessions_unknown": sorted(self.unknown),
+            "sessions_unknown_detail": [u.to_dict() for u in sorted(
+                self.undecided, key=lambda u: u.session)[:MAX_DETAIL]],
             "states_explored": self.explored,
         }
+
+
+#: Undecided sessions described one by one in the stats (the others are named).
+MAX_DETAIL = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Undecided:
+    """A session the exact decision did not finish within its budget, and where it stood:
+    of the session's ``ops`` (as the model sees them), ``placed`` is the most that one
+    search put in an order that explains every result so far (a consistent prefix; 0
+    when no search ran), and the window still ambiguous runs from event ``from_event``
+    (the invocation of the op that search could not place next; the session's first
+    event when none ran) to ``to_event`` (the session's last)."""
+
+    session: str
+    ops: int
+    placed: int
+    from_event: int
+    to_event: int
+
+    @classmethod
+    def of(cls, so: SessionOps, ops: Sequence[ModelOp], out: Outcome | None) -> Undecided:
+        pairs = [p for ps in (so.appends, so.reads, so.snapshots, so.rollbacks, so.lists) for p in ps]
+        first = min((inv.index for inv, _ in pairs), default=0)
+        last = max((inv.index if comp is None else comp.index for inv, comp in pairs), default=0)
+        stuck = out.stuck if out is not None else None
+        start = stuck.inv.index if stuck is not None and stuck.inv is not None else first
+        return cls(so.session, len(ops) or so.count(), out.depth if out is not None else 0,
+                   start, last)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session": self.session, "ops": self.ops, "ops_placed": self.placed,
+                "share_placed": round(self.placed / self.ops, 3) if self.ops else 0.0,
+                "window": {"from_event": self.from_event, "to_event": self.to_event}}
 
 
 #: The default check's budget for one session's search, in steps of the search of
@@ -230,7 +274,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         try:
             ops = session_ops(so, found)
         except _Unmodelled:
-            tally.unknown.append(so.session)
+            tally.give_up(so)
             return None
         if found.count() > before:
             tally.refuted += 1
@@ -243,7 +287,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         return True
     if decided is None:
         if time.monotonic() > deadline:  # no time left for a search
-            tally.unknown.append(so.session)
+            tally.give_up(so, ops)
             return None
         # a short eager search (quickest on small sessions), then the depth-first frontier
         # search (many writers, long rollbacks), then, if it lost its way, the just-in-time
@@ -253,25 +297,22 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         # time left goes to the search that needs it.
         out = tried.quick if tried is not None and tried.quick is not None else \
             linearize(ops, deadline, QUICK_STEPS)
-        explored = out.explored
+        tries = [out]
         if out.ok is None:
             out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)
-            explored += out.explored
+            tries.append(out)
         if out.ok is None:
             if steps is not None:
-                jit = search_jit(ops, deadline, JIT_STEPS)
+                out = search_jit(ops, deadline, JIT_STEPS)
             else:
-                jit = search_jit(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
-            explored += jit.explored
-            out = jit if jit.ok is not None else out
+                out = search_jit(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
+            tries.append(out)
         if out.ok is None:
-            eager = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
-            out = eager if eager.ok is not None else out
-            explored += eager.explored
-        out = replace(out, explored=explored)
-        tally.explored += out.explored
+            out = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
+            tries.append(out)
+        tally.explored += sum(t.explored for t in tries)
         if out.ok is None:
-            tally.unknown.append(so.session)
+            tally.give_up(so, ops, max(tries, key=lambda t: t.depth))
             return None
         if out.ok:
             _certified(so.session, ops, out)

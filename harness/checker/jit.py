@@ -70,10 +70,13 @@ def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
     ``time.monotonic()`` value) and within ``max_steps`` model steps; past either the
     outcome is unknown. A linearizable outcome has ``order`` and ``path`` (the lazy state
-    before each op, then the last) for :func:`~harness.checker.lazy.certify`."""
+    before each op, then the last) for :func:`~harness.checker.lazy.certify`; an unknown
+    one says how far the pass running got (``depth``: the ops that had returned before the
+    furthest return it reached, each placed; ``stuck``: the op returning there)."""
     step = make_step(ops)
     rets = _returns(ops)
     count = [0]
+    far = [0]  # the furthest return reached by the pass running
 
     def tick(n: int) -> None:
         count[0] += n
@@ -81,15 +84,16 @@ def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62
             raise _Budget
 
     try:
-        layers = _forward(ops, step, rets, tick)
+        layers = _forward(ops, step, rets, tick, far)
         if isinstance(layers, Outcome):
             return Outcome(False, layers.stuck, layers.state, layers.depth, count[0])
         if layers is None:
-            return Outcome(None, explored=count[0])
+            return Outcome(None, ops[rets[far[0]][0]], None, far[0], count[0])
         live = _live(layers)
-        found = _walk(ops, step, rets, live, tick)
+        far[0] = 0
+        found = _walk(ops, step, rets, live, tick, far)
     except _Budget:
-        return Outcome(None, explored=count[0])
+        return Outcome(None, ops[rets[far[0]][0]] if rets else None, None, far[0], count[0])
     if isinstance(found, Outcome):
         return Outcome(False, found.stuck, found.state, found.depth, count[0])
     order, path = found
@@ -178,11 +182,13 @@ def _tag(tags: frozenset[Tag], op: ModelOp, state: Any) -> frozenset[Tag]:
 
 
 def _forward(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
-             tick: Callable[[int], None]) -> list[Layer] | Outcome | None:
+             tick: Callable[[int], None], far: list[int]) -> list[Layer] | Outcome | None:
     """Pass 1: the joined configurations after every return (layer 0: the start), an
-    :class:`Outcome` saying where none survived, or None past :data:`MAX_ALIVE`."""
+    :class:`Outcome` saying where none survived, or None past :data:`MAX_ALIVE`; ``far``
+    follows the return it is at."""
     layers: list[Layer] = [[((0, LAZY_INIT), frozenset())]]
     for depth, (x, pending) in enumerate(rets):
+        far[0] = depth
         start: dict[int, dict[Any, frozenset[Tag]]] = {}
         for i, ((k, st), _) in enumerate(layers[-1]):
             start.setdefault(k, {})[st] = frozenset({(i, ())})
@@ -285,7 +291,7 @@ def _covered(index: Live, k: int, s: Any) -> bool:
 
 
 def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
-          live: list[Live], tick: Callable[[int], None],
+          live: list[Live], tick: Callable[[int], None], far: list[int],
           ) -> tuple[tuple[int, ...], tuple[Any, ...]] | Outcome:
     """Pass 2: depth first through the returns with real (unjoined) states, only into
     configurations a live joined one covers; the ops placed and the states along them.
@@ -303,6 +309,7 @@ def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
         depth, k, s, node = stack.pop()
         if depth == len(rets):
             return _path(node)
+        far[0] = max(far[0], depth)
         x, pending = rets[depth]
         after = _closure(ops, step, {k: {s: node}}, x, pending, tick,
                          lambda v, n, s2: (s2, n, v))

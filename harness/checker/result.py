@@ -101,7 +101,9 @@ class CheckResult:
         session was proven linearizable, each proof replayed through the model),
         ``sessions``, ``sessions_proven`` (of which ``sessions_proven_without_search``),
         and the sessions it could not decide within its budget (the first 20 by name and
-        how many); sessions with a violation are not counted as decided."""
+        how many, and for those 20 how far the searches got: ``ops``, ``ops_placed`` in an
+        order that explains every result so far, ``share_placed``, and the ``window`` of
+        events still ambiguous); sessions with a violation are not counted as decided."""
         ex = self.stats.get("exact")
         if not isinstance(ex, dict):
             return None
@@ -115,6 +117,7 @@ class CheckResult:
             "sessions_proven_without_search": int(ex.get("sessions_proven_without_search", 0)),
             "sessions_unknown": unknown[:20],
             "sessions_unknown_count": len(unknown),
+            "sessions_unknown_detail": list(ex.get("sessions_unknown_detail", ()))[:20],
         }
 
     def to_dict(self) -> dict[str, Any]:

@@ -41,9 +41,20 @@ def _proof(result: CheckResult) -> str:
     if p["proven"]:
         return f"; proven linearizable ({n} session{'s' * (n != 1)}, each proof replayed)"
     left = p["sessions_unknown_count"]
-    names = ", ".join(p["sessions_unknown"][:3]) + (" …" if left > 3 else "")
+    detail = {d["session"]: d for d in p.get("sessions_unknown_detail", ())}
+    names = ", ".join(_undecided(name, detail.get(name)) for name in p["sessions_unknown"][:3])
     return (f"; {k} of {n} sessions proven linearizable; {left} not decided within the "
-            f"exact budget ({names}): for those, the fast rules found nothing")
+            f"exact budget ({names}{' …' if left > 3 else ''}): for those, the fast rules "
+            f"found nothing")
+
+
+def _undecided(name: str, d: dict[str, Any] | None) -> str:
+    """An undecided session and how far the searches got in it."""
+    if d is None:
+        return name
+    w = d["window"]
+    return (f"{name}: {d['ops_placed']} of {d['ops']} ops placed, events "
+            f"{w['from_event']}-{w['to_event']} undecided")
 
 
 def print_check(result: CheckResult, console: Console | None = None) -> None:

@@ -210,5 +210,9 @@ def _proof(check: dict[str, Any]) -> str:
         return ""
     if p.get("proven"):
         return f"; proven linearizable ({p.get('sessions')} sessions, each proof replayed)"
+    first = (p.get("sessions_unknown_detail") or [None])[0]
+    where = (f" ({first['session']}: {first['ops_placed']} of {first['ops']} ops placed, events "
+             f"{first['window']['from_event']}-{first['window']['to_event']} undecided)"
+             if isinstance(first, dict) else "")
     return (f"; {p.get('sessions_proven')} of {p.get('sessions')} sessions proven linearizable, "
-            f"{p.get('sessions_unknown_count')} not decided within the exact budget")
+            f"{p.get('sessions_unknown_count')} not decided within the exact budget{where}")

@@ -68,8 +68,47 @@ def test_exact_budget_exhausted_is_unknown_never_a_pass() -> None:
     assert res.valid is None and res.stats["exact"]["sessions_unknown"] == ["s"]
     res = check(h.events, budget_s=0)  # the default check: a pass, named as not proven
     assert res.valid is True and res.stats["exact"]["sessions_unknown"] == ["s"]
+    # no search ran: nothing placed, the whole session is the window still ambiguous
+    assert res.proof()["sessions_unknown_detail"] == [  # type: ignore[index]
+        {"session": "s", "ops": 4, "ops_placed": 0, "share_placed": 0.0,
+         "window": {"from_event": 0, "to_event": len(h.events) - 1}}]
     h.read(1, "s", [])
     assert check(h.events, exact=True, budget_s=0).valid is False
+
+
+def test_an_undecided_session_says_how_far_the_searches_got(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every search out of steps on a 300-step session of 6 processes: the ops placed are
+    some but not all, and the window still ambiguous starts at the invocation of the op
+    the deepest search could not place and ends at the session's last event."""
+    import harness.checker.exact as exact
+    from tests.checker.simulate import Params, simulate
+
+    for name in ("QUICK_STEPS", "JIT_STEPS", "EAGER_STEPS"):
+        monkeypatch.setattr(exact, name, 20)
+    events = simulate(15, Params(procs=6, sessions=1, steps=300))
+    res = check_fast(events, prover=exact.Prover(total_s=10, session_steps=20))
+    assert res.valid is True  # the fast rules' verdict, named as not proven
+    proof = res.proof()
+    assert proof is not None and not proof["proven"] and proof["sessions_unknown"] == ["s0"]
+    [d] = proof["sessions_unknown_detail"]
+    assert 0 < d["ops_placed"] < d["ops"] and d["share_placed"] == round(d["ops_placed"] / d["ops"], 3)
+    invoked = {e.index for e in events if e.type == "invoke"}
+    assert d["window"]["from_event"] in invoked
+    assert d["window"]["to_event"] == max(e.index for e in events if e.session == "s0")
+    assert d["window"]["from_event"] > min(e.index for e in events if e.session == "s0")
+    # and the console says it
+    from rich.console import Console
+
+    from harness.report.console import print_check
+
+    con = Console(record=True, width=400)
+    print_check(res, con)
+    w = d["window"]
+    assert (f"(s0: {d['ops_placed']} of {d['ops']} ops placed, events {w['from_event']}-"
+            f"{w['to_event']} undecided)") in con.export_text()
+    from harness.report.html import _proof as html_proof  # the report page's verdict line
+
+    assert f"{d['ops_placed']} of {d['ops']} ops placed" in html_proof(res.to_dict())
 
 
 def test_the_default_check_finds_what_the_fast_rules_cannot() -> None:
