@@ -44,7 +44,7 @@ from harness.history import read_history  # noqa: E402
 
 
 def agreement(n: int) -> bool:
-    from tests.checker.simulate import BUGS, buggy_params, simulate
+    from tests.checker.simulate import BUGS, MORE_BUGS, buggy_params, simulate
     from tests.checker.test_bruteforce import TooBig, brute_force
 
     print(f"1. agreement with brute force, {n} histories per family (2-3 processes, 30-50 "
@@ -52,7 +52,7 @@ def agreement(n: int) -> bool:
     print(f"{'family':<24}{'bug shows':>10}{'fast finds':>11}{'default finds':>14}"
           f"{'false pos.':>11}{'agreement':>10}{'too big':>9}")
     ok = True
-    for bug in BUGS:
+    for bug in BUGS + MORE_BUGS:
         shows = fast_finds = default_finds = false_pos = agree = too_big = 0
         for seed in range(n):
             events = simulate(seed, buggy_params(random.Random(seed), bug))

@@ -165,12 +165,16 @@ MUTATIONS: dict[str, Callable[[Sequence[Event], random.Random], tuple[list[Event
 def scramble(events: Sequence[Event], rng: random.Random) -> list[Event]:
     """A few random changes that may or may not break validity: swap two reads' values in
     one session, truncate or thin a read, turn an append's ok into info or fail, drop an id
-    from a listing. For checking the fast checker against the exact one (never stricter)."""
+    from a listing; and near rollbacks (:func:`_near_rollback`). For checking a checker
+    against brute force, both ways."""
     ops = _ops(events)
     out = list(events)
     reads = [r for r in _ok_reads(ops) if r.comp is not None]
     for _ in range(rng.randint(1, 3)):
-        pick = rng.randrange(4)
+        pick = rng.randrange(8)
+        if pick >= 4:
+            _near_rollback(out, ops, reads, pick - 4, rng)
+            continue
         if pick == 0 and len(reads) >= 2:
             a, b = rng.sample(reads, 2)
             if a.inv.session == b.inv.session and a.comp is not None and b.comp is not None:
@@ -198,3 +202,44 @@ def scramble(events: Sequence[Event], rng: random.Random) -> list[Event]:
                 v.pop(rng.randrange(len(v)))
                 out[c.index] = replace(c, value=v)
     return out
+
+
+def _near_rollback(out: list[Event], ops: list[OpView], reads: list[OpView], pick: int,
+                   rng: random.Random) -> None:
+    """One change around rollbacks and snapshots, in place: (0) a rollback targets another
+    id (another snapshot's of the session, or one no snapshot made); (1) a rollback's ok
+    becomes a "not found" failure, or such a failure an ok; (2) a snapshot acknowledges
+    another snapshot's id, or a fresh one; (3) the first read after a rollback shows what
+    the last read before it showed."""
+    rbs = [o for o in ops if o.inv.f == "rollback" and o.comp is not None]
+    snaps = [o for o in ops if o.inv.f == "snapshot" and o.comp is not None and o.comp.type == "ok"]
+    if pick == 0 and rbs:
+        r = rng.choice(rbs)
+        ids = [o.comp.value for o in snaps if o.inv.session == r.inv.session and o.comp is not None]
+        new = rng.choice(ids) if ids and rng.random() < 0.7 else f"gone{rng.randrange(100)}"
+        out[r.inv.index] = replace(out[r.inv.index], value=new)
+    elif pick == 1 and rbs:
+        r = rng.choice(rbs)
+        c = r.comp
+        assert c is not None
+        if c.type == "ok":
+            out[c.index] = replace(c, type="fail", value=None, error="SnapshotNotFound: gone")
+        elif c.type == "fail":
+            out[c.index] = replace(c, type="ok", value=out[r.inv.index].value, error=None)
+    elif pick == 2 and snaps:
+        c = rng.choice(snaps).comp
+        assert c is not None
+        others = [o.comp.value for o in snaps if o.comp is not None and o.comp is not c
+                  and o.inv.session == c.session]
+        new = rng.choice(others) if others and rng.random() < 0.7 else f"fresh{rng.randrange(100)}"
+        out[c.index] = replace(c, value=new)
+    elif pick == 3 and rbs and reads:
+        r = rng.choice([o for o in rbs if o.comp is not None and o.comp.type == "ok"] or rbs)
+        assert r.comp is not None
+        same = [x for x in reads if x.inv.session == r.inv.session]
+        after = [x for x in same if x.lo >= r.comp.time]
+        before = [x for x in same if x.hi <= r.lo]
+        if after and before:
+            a, b = min(after, key=lambda x: x.lo), max(before, key=lambda x: x.hi)
+            assert a.comp is not None and b.comp is not None
+            out[a.comp.index] = replace(out[a.comp.index], value=out[b.comp.index].value)

@@ -6,7 +6,10 @@ atomically there), complete. Any stage may instead end in a crash (no completion
 process number takes the slot), an ``info`` completion (before or after taking effect) or,
 for writes, a ``fail`` before taking effect. Times only grow, sometimes not at all (ties),
 so overlapping intervals and equal timestamps both occur. Finally a ``final`` process reads
-every session and lists its snapshots.
+every session and lists its snapshots. Optionally (off by default, so that a seed keeps its
+history): a process whose write ended ``info`` or ``fail`` retries it with the same value
+(``p_retry``: an append retried shows its turn once or twice), and a rollback targets any
+id the store holds, one a snapshot of unknown outcome made included (``p_any_id``).
 
 Every history this produces is one a correct store can produce, so a sound checker must
 find nothing in it.
@@ -32,6 +35,8 @@ class Params:
     p_info: float = 0.05
     p_fail: float = 0.05
     ties: bool = True
+    p_retry: float = 0.0
+    p_any_id: float = 0.0
     weights: dict[str, int] = field(default_factory=lambda: dict(WEIGHTS))
     #: a bug of the store, one of BUGS (None: a correct store)
     bug: str | None = None
@@ -45,6 +50,12 @@ class Params:
 #: ``snapshot-in-two-steps`` copies the first half of the turns, and the rest a step later.
 BUGS = ("rmw-append", "back-dated-append", "rollback-in-two-steps", "wrong-snapshot",
         "snapshot-in-two-steps")
+#: Bugs added later (kept apart so that BUGS' seeds keep their histories):
+#: ``retried-append`` appends a turn two or three times (a client library retrying a write
+#: that had taken effect); ``lost-snapshot`` forgets a snapshot's id half the time, so a
+#: rollback to it fails and a listing leaves it out; ``rollback-keeps-tail`` restores the
+#: snapshot but keeps the turns appended after it.
+MORE_BUGS = ("retried-append", "lost-snapshot", "rollback-keeps-tail")
 #: An op mix with rollbacks enough for the rollback bugs to show in 30-50 steps.
 BUGGY_MIX = {"append": 25, "read": 30, "snapshot": 15, "rollback": 20, "list_snapshots": 5}
 
@@ -113,9 +124,21 @@ class _Sim:
             value = [rng.choice(("user", "assistant")), f"w{p}:{self.n}"]
         elif f == "rollback":
             ids = self.known[s]
+            if self.prm.p_any_id and self.snaps[s] and rng.random() < self.prm.p_any_id:
+                ids = sorted(self.snaps[s])  # one a snapshot of unknown outcome made, too
             value = rng.choice(ids) if ids and rng.random() < 0.9 else "nope"
+        self._invoke(p, f, s, value)
+
+    def _invoke(self, p: int, f: str, s: str, value: Any) -> None:
         self.emit(p, "invoke", f, s, value)
         self.procs[p] = _Op(f, s, value, at=len(self.turns[s]))
+
+    def _ended(self, p: int, op: _Op) -> None:
+        """``op`` of ``p`` ended info or fail: ``p`` may retry it, with the same value."""
+        self.procs[p] = None
+        if (self.prm.p_retry and op.f in ("append", "snapshot", "rollback")
+                and self.rng.random() < self.prm.p_retry):
+            self._invoke(p, op.f, op.s, op.value)
 
     def advance(self, p: int, op: _Op) -> None:
         r = self.rng.random()
@@ -126,11 +149,11 @@ class _Sim:
             self.next_proc += 1
         elif r < prm.p_crash + prm.p_info:
             self.emit(p, "info", op.f, op.s, None, "ConnectionError: lost")
-            self.procs[p] = None
+            self._ended(p, op)
         elif not op.applied and r < prm.p_crash + prm.p_info + prm.p_fail and op.f in (
             "append", "snapshot", "rollback"):
             self.emit(p, "fail", op.f, op.s, None, "OperationalError: database is locked")
-            self.procs[p] = None
+            self._ended(p, op)
         elif not op.applied:
             self.apply(op)
         else:
@@ -170,6 +193,19 @@ class _Sim:
             sid = f"snap{self.n}"
             snaps[sid] = [*op.half, *[list(x) for x in turns[len(op.half):]]]
             op.result = sid
+            return
+        if bug == "retried-append" and op.f == "append" and self.rng.random() < 0.5:
+            turns.extend(list(op.value) for _ in range(self.rng.choice((2, 3))))
+            op.result = list(op.value)
+            return
+        if bug == "lost-snapshot" and op.f == "snapshot" and self.rng.random() < 0.5:
+            self.n += 1
+            op.result = f"snap{self.n}"  # acknowledged, never stored
+            return
+        if bug == "rollback-keeps-tail" and op.f == "rollback" and op.value in snaps:
+            kept = snaps[op.value]
+            turns[:] = [*(list(x) for x in kept), *turns[len(kept):]]
+            op.result = op.value
             return
         if bug == "back-dated-append" and op.f == "append":
             turns.insert(min(op.at, len(turns)), list(op.value))
