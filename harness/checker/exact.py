@@ -147,9 +147,11 @@ class Undecided:
 #: decide within it keeps the fast rules' verdict and is named as not proven.
 SESSION_STEPS = 20_000
 #: The eager search's share after the frontier search (its steps are about ten times
-#: cheaper), and the short try it gets before (enough for most sessions of a few writers).
+#: cheaper).
 EAGER_STEPS = 50_000
-QUICK_STEPS = 5_000
+#: The first, short try: the same walk on the lazy model (it proves, never refutes; enough
+#: for most sessions of up to 8 writers and many of 16, in 1-2 steps per op).
+QUICK_STEPS = 10_000
 #: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, each a few
 #: microseconds), when the depth-first search did not finish.
 JIT_STEPS = 400_000
@@ -158,7 +160,7 @@ JIT_STEPS = 400_000
 @dataclass(frozen=True, slots=True)
 class _Tried:
     """What :meth:`Prover.prove_first` built for a session it could not prove: its ops
-    and the short eager search's outcome (None: not run)."""
+    and the short lazy search's outcome (None: not run)."""
 
     ops: list[ModelOp]
     quick: Outcome | None
@@ -196,7 +198,7 @@ class Prover:
     def prove_first(self, so: SessionOps) -> bool:
         """Try to prove a session before the fast rules run on it: one without rollbacks on
         its raw pairs (:func:`harness.checker.plain.prove`), one with rollbacks by the chain
-        or a short eager search (:data:`QUICK_STEPS` steps), its proof checked as
+        or a short search (:data:`QUICK_STEPS` steps of the lazy walk), its proof checked as
         :func:`judge` checks it. True when proven: the fast rules, being sound, would pass
         it, so they need not run. False leaves it to the fast rules (they say in words what
         is wrong) and then :meth:`judge`, which reuses the ops and the search built here."""
@@ -228,7 +230,7 @@ class Prover:
             return True
         out = None
         if decided is None and time.monotonic() <= deadline:  # no time left: no search
-            out = linearize(ops, deadline, QUICK_STEPS)
+            out = linearize(ops, deadline, QUICK_STEPS, lazy=True)
             if out.ok:
                 _certified(so.session, ops, out)
                 self.tally.proven += 1
@@ -266,7 +268,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
     rollbacks), then, if it did not finish, the eager one
     (:func:`~harness.checker.linearize.linearize`, often quicker to refute).
     ``tried``: what
-    :meth:`Prover.prove_first` built for it (its ops, its short eager search)."""
+    :meth:`Prover.prove_first` built for it (its ops, its short search)."""
     if tried is not None:
         ops = tried.ops
     else:
@@ -289,14 +291,15 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.give_up(so, ops)
             return None
-        # a short eager search (quickest on small sessions), then the depth-first frontier
+        # a short walk on the lazy model (proofs only; quickest on most sessions), then the
+        # depth-first frontier
         # search (many writers, long rollbacks), then, if it lost its way, the just-in-time
         # one (it walks the events in order: no backtracking across hundreds of ops), then
         # the eager one again (often the quicker to refute: a refutation explores it all).
         # Without a step budget the first two still get their default share, so that the
         # time left goes to the search that needs it.
         out = tried.quick if tried is not None and tried.quick is not None else \
-            linearize(ops, deadline, QUICK_STEPS)
+            linearize(ops, deadline, QUICK_STEPS, lazy=True)
         tries = [out]
         if out.ok is None:
             out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)
