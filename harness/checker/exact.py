@@ -31,7 +31,7 @@ from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "Undecided", "check_exact",
+__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_PER_OP", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "Undecided", "check_exact",
            "complete", "judge", "replays", "session_ops"]
 
 
@@ -149,12 +149,20 @@ SESSION_STEPS = 20_000
 #: The eager search's share after the frontier search (its steps are about ten times
 #: cheaper).
 EAGER_STEPS = 50_000
-#: The first, short try: the same walk on the lazy model (it proves, never refutes; enough
-#: for most sessions of up to 8 writers and many of 16, in 1-2 steps per op).
+#: The first, short try: the same walk on the lazy model (it proves, never refutes), at
+#: most :data:`QUICK_PER_OP` steps per op plus 256, and :data:`QUICK_STEPS` in all. Where it
+#: proves a session cheaply it does so in 1-2 steps per op (most sessions of 2-4 writers,
+#: many of 8); past that the frontier search is the quicker (2-4 steps per op at 8-16
+#: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
+QUICK_PER_OP = 2
 #: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, each a few
 #: microseconds), when the depth-first search did not finish.
 JIT_STEPS = 400_000
+
+
+def _quick_steps(ops: Sequence[ModelOp]) -> int:
+    return min(QUICK_STEPS, QUICK_PER_OP * len(ops) + 256)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +206,7 @@ class Prover:
     def prove_first(self, so: SessionOps) -> bool:
         """Try to prove a session before the fast rules run on it: one without rollbacks on
         its raw pairs (:func:`harness.checker.plain.prove`), one with rollbacks by the chain
-        or a short search (:data:`QUICK_STEPS` steps of the lazy walk), its proof checked as
+        or a short search (the lazy walk, :func:`_quick_steps`), its proof checked as
         :func:`judge` checks it. True when proven: the fast rules, being sound, would pass
         it, so they need not run. False leaves it to the fast rules (they say in words what
         is wrong) and then :meth:`judge`, which reuses the ops and the search built here."""
@@ -230,7 +238,7 @@ class Prover:
             return True
         out = None
         if decided is None and time.monotonic() <= deadline:  # no time left: no search
-            out = linearize(ops, deadline, QUICK_STEPS, lazy=True)
+            out = linearize(ops, deadline, _quick_steps(ops), lazy=True)
             if out.ok:
                 _certified(so.session, ops, out)
                 self.tally.proven += 1
@@ -299,7 +307,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         # Without a step budget the first two still get their default share, so that the
         # time left goes to the search that needs it.
         out = tried.quick if tried is not None and tried.quick is not None else \
-            linearize(ops, deadline, QUICK_STEPS, lazy=True)
+            linearize(ops, deadline, _quick_steps(ops), lazy=True)
         tries = [out]
         if out.ok is None:
             out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)

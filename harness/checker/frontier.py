@@ -71,27 +71,42 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     start: States = frozenset({LAZY_INIT})
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
     placed_order: list[int] = []
-    stack: list[tuple[int, States, list[int], int, int]] = []
-    best = Outcome(False)
+    stack: list[tuple[int, States, list[int], int]] = []
+    # the ops not placed, in order of invocation: a doubly linked list over by_lo's
+    # positions (``end`` heads it and ends it), from which a placed op is unlinked and
+    # relinked when the search backs up (in the reverse order: dancing links), so that
+    # finding the candidates walks only ops not placed (ops of unknown outcome, never
+    # placed, would otherwise make every walk start at the first of them)
+    end = len(ops)
+    pos = [0] * len(ops)
+    for k, n in enumerate(by_lo):
+        pos[n] = k
+    nxt_of = [*range(1, end + 1), 0]
+    prv_of = [end, *range(end)]
+    # the deepest dead end so far: (ops placed, the op it could not place, its states);
+    # made an Outcome only at the end (picking one state of a set is costly)
+    best: tuple[int, ModelOp | None, States] = (-1, None, start)
     steps = 0
-    first = 0  # by_lo[:first] are all placed
+
+    def outcome(ok: bool | None) -> Outcome:
+        depth, stuck, states = best
+        if depth < 0:
+            return Outcome(ok, explored=steps)
+        return Outcome(ok, stuck, _one(states), depth, steps)
 
     def candidates(lin: int, states: States) -> list[int]:
         """The pending ops no pending op must precede, earliest completion first."""
-        nonlocal first
-        while first < len(by_lo) and lin >> by_lo[first] & 1:
-            first += 1
         m = INF
         out = []
-        for k in range(first, len(by_lo)):
+        k = nxt_of[end]
+        while k != end:
             n = by_lo[k]
-            if lin >> n & 1:
-                continue
             if lo[n] > m:
                 break
             out.append(n)
             if hi[n] < m:
                 m = hi[n]
+            k = nxt_of[k]
         out = [n for n in out if lo[n] <= m and not (needs[n] & ~lin)]
         if any(x[3] for x in states):  # a listing ends the open windows: try it last
             out.sort(key=lambda n: (3 if is_list[n] else rank[n], hi[n], lo[n], n))
@@ -104,7 +119,7 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     while True:
         steps += 1
         if not steps & 255 and (time.monotonic() > deadline or steps > max_steps):
-            return Outcome(None, best.stuck, best.state, best.depth, steps)
+            return outcome(None)
         if done == must:
             order = tuple(placed_order)
             path = exact_path(step, [ops[n] for n in order])
@@ -117,7 +132,7 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             if not nxt:
                 continue
             if len(nxt) > MAX_STATES:
-                return Outcome(None, best.stuck, best.state, best.depth, steps)
+                return outcome(None)
             key = (lin | 1 << n, nxt)
             # an observer every state allows (it rules none out) with no window open
             sure = observer[n] and nxt == states and not any(x[3] for x in states)
@@ -129,9 +144,12 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             visited.add(key)
             steps += len(nxt)  # the work (and memory) of a configuration: its states
             if len(visited) > MAX_CONFIGURATIONS:
-                return Outcome(None, best.stuck, best.state, best.depth, steps)
-            stack.append((lin, states, [] if sure else todo, done, first))
+                return outcome(None)
+            stack.append((lin, states, [] if sure else todo, done))
             placed_order.append(n)
+            k = pos[n]
+            nxt_of[prv_of[k]] = nxt_of[k]
+            prv_of[nxt_of[k]] = prv_of[k]
             lin, states = key
             done += hi[n] != INF
             todo = candidates(lin, states)
@@ -139,15 +157,21 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
             break
         if moved:
             continue
-        if len(placed_order) >= best.depth:
-            pend = [n for n in by_lo if not lin >> n & 1 and hi[n] != INF]
+        if len(placed_order) >= best[0]:
+            pend = []
+            k = nxt_of[end]
+            while k != end:
+                if hi[by_lo[k]] != INF:
+                    pend.append(by_lo[k])
+                k = nxt_of[k]
             stuck = min(pend, key=lambda n: (hi[n], n)) if pend else None
-            best = Outcome(False, ops[stuck] if stuck is not None else None,
-                           _one(states), len(placed_order))
+            best = (len(placed_order), ops[stuck] if stuck is not None else None, states)
         if not stack:
-            return Outcome(False, best.stuck, best.state, best.depth, steps)
-        lin, states, todo, done, first = stack.pop()
-        placed_order.pop()
+            return outcome(False)
+        lin, states, todo, done = stack.pop()
+        k = pos[placed_order.pop()]
+        nxt_of[prv_of[k]] = k
+        prv_of[nxt_of[k]] = k
 
 
 def _id_order(ops: Sequence[ModelOp]) -> list[int]:
