@@ -31,8 +31,8 @@ from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_PER_OP", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally", "Undecided", "check_exact",
-           "complete", "judge", "replays", "session_ops"]
+__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_PER_OP", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally",
+           "Undecided", "check_exact", "complete", "judge", "replays", "session_ops"]
 
 
 def check_exact(
