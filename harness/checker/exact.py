@@ -21,8 +21,9 @@ from typing import Any
 from harness.checker.chain import UNORDERED, Backward, Chain, decide
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
-from harness.checker.frontier import search
-from harness.checker.jit import search_jit
+from harness.checker.frontier import Run, advance, stop
+from harness.checker.frontier import begin as begin_frontier
+from harness.checker.jit import begin as begin_jit
 from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, linearize
 from harness.checker.model import GHOST, INIT, ModelOp, step
@@ -139,15 +140,15 @@ class Undecided:
                 "window": {"from_event": self.from_event, "to_event": self.to_event}}
 
 
-#: The default check's budget for one session's search, in steps of the search of
-#: :mod:`~harness.checker.frontier` (states of its configurations; about half a second at
-#: most on this project's CI machine; the eager search after it gets :data:`EAGER_STEPS`).
-#: Counted in steps, not seconds, so that a verdict does not depend on the machine's speed
-#: or load. A session the searches cannot
-#: decide within it keeps the fast rules' verdict and is named as not proven.
-SESSION_STEPS = 20_000
-#: The eager search's share after the frontier search (its steps are about ten times
-#: cheaper).
+#: The default check's budget for one session's frontier search
+#: (:mod:`~harness.checker.frontier`; steps: states of its configurations, 10-30
+#: microseconds each here), beside :data:`JIT_STEPS` of the just-in-time search and then
+#: :data:`EAGER_STEPS` of the eager one. Counted in steps, not seconds, so that a verdict
+#: does not depend on the machine's speed or load. A session the searches cannot decide
+#: within them keeps the fast rules' verdict and is named as not proven (about 10 s of
+#: searching on this project's CI machine before that).
+SESSION_STEPS = 100_000
+#: The eager search's share, last (its steps are about ten times cheaper).
 EAGER_STEPS = 50_000
 #: The first, short try: the same walk on the lazy model (it proves, never refutes), at
 #: most :data:`QUICK_PER_OP` steps per op plus 256, and :data:`QUICK_STEPS` in all. Where it
@@ -156,9 +157,13 @@ EAGER_STEPS = 50_000
 #: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
-#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, each a few
-#: microseconds), when the depth-first search did not finish.
-JIT_STEPS = 400_000
+#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 10-20
+#: microseconds each here), run beside the frontier search.
+JIT_STEPS = 500_000
+#: The frontier and just-in-time searches run side by side (:func:`_searches`), resumed in
+#: turn: ``SLICE`` steps of the one, then ``SLICE * JIT_RATIO`` of the other.
+SLICE = 5_000
+JIT_RATIO = 3
 
 
 def _quick_steps(ops: Sequence[ModelOp]) -> int:
@@ -299,28 +304,9 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.give_up(so, ops)
             return None
-        # a short walk on the lazy model (proofs only; quickest on most sessions), then the
-        # depth-first frontier
-        # search (many writers, long rollbacks), then, if it lost its way, the just-in-time
-        # one (it walks the events in order: no backtracking across hundreds of ops), then
-        # the eager one again (often the quicker to refute: a refutation explores it all).
-        # Without a step budget the first two still get their default share, so that the
-        # time left goes to the search that needs it.
-        out = tried.quick if tried is not None and tried.quick is not None else \
-            linearize(ops, deadline, _quick_steps(ops), lazy=True)
-        tries = [out]
-        if out.ok is None:
-            out = search(ops, deadline, steps if steps is not None else 5 * SESSION_STEPS)
-            tries.append(out)
-        if out.ok is None:
-            if steps is not None:
-                out = search_jit(ops, deadline, JIT_STEPS)
-            else:
-                out = search_jit(ops, time.monotonic() + 0.75 * max(deadline - time.monotonic(), 0.0))
-            tries.append(out)
-        if out.ok is None:
-            out = linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62)
-            tries.append(out)
+        tries = _searches(ops, deadline, steps,
+                          tried.quick if tried is not None else None)
+        out = tries[-1]
         tally.explored += sum(t.explored for t in tries)
         if out.ok is None:
             tally.give_up(so, ops, max(tries, key=lambda t: t.depth))
@@ -334,6 +320,49 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         _explain(so, ops, decided, found)
     tally.refuted += 1
     return False
+
+
+def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
+              quick: Outcome | None) -> list[Outcome]:
+    """The searches one session gets, in order, until one decides it (the last outcome
+    is the verdict; ``ok`` None: undecided). First a short walk on the lazy model
+    (``quick``, if :meth:`Prover.prove_first` ran it; proofs only, the quickest on most
+    sessions). Then the depth-first frontier search (many writers, long rollbacks) and
+    the just-in-time one (it walks the events in order: no backtracking across hundreds
+    of ops when the other loses its way) run side by side, resumed in turn, a slice of
+    :data:`SLICE` steps of the frontier search for every :data:`JIT_RATIO` times as many
+    of the other: which of the two a session needs cannot be told beforehand (each
+    decides sessions the other cannot within 20 times as many steps), and neither budget
+    is then spent in one go on a session the other decides cheaply. The default check
+    stops the frontier search at ``steps`` and the just-in-time one at :data:`JIT_STEPS`;
+    ``check --exact`` (``steps`` None) goes on until three quarters of the time is gone.
+    Last, the eager search, often the quicker to refute (a refutation explores it all),
+    with :data:`EAGER_STEPS` (``--exact``: the time left)."""
+    out = quick if quick is not None else linearize(ops, deadline, _quick_steps(ops), lazy=True)
+    tries = [out]
+    if out.ok is not None:
+        return tries
+    start = time.monotonic()
+    until = deadline if steps is not None else start + 0.75 * max(deadline - start, 0.0)
+    caps = (steps, JIT_STEPS) if steps is not None else (1 << 62, 1 << 62)
+    runs: list[tuple[Run, int, int]] = [(begin_frontier(ops), SLICE, caps[0]),
+                                       (begin_jit(ops), SLICE * JIT_RATIO, caps[1])]
+    allowed = 0
+    while runs:
+        allowed += 1
+        for run, share, cap in list(runs):
+            got = advance(run, until, min(allowed * share, cap))
+            if got is None and allowed * share < cap and time.monotonic() <= until:
+                continue  # its slice is used up: the other's turn
+            runs.remove((run, share, cap))
+            got = got if got is not None else stop(run)
+            tries.append(got)
+            if got.ok is not None:
+                for other, _, _ in runs:
+                    other.close()
+                return tries
+    tries.append(linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62))
+    return tries
 
 
 def _certified_chain(session: str, chain: Chain, ops: Sequence[ModelOp]) -> None:

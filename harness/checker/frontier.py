@@ -31,7 +31,7 @@ Three reductions, each exact:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, make_step
@@ -39,7 +39,8 @@ from harness.checker.linearize import OBSERVERS, Outcome
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
-__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "exact_path", "search"]
+__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "Budget", "Run", "advance", "begin", "drive", "exact_path",
+           "search", "stop"]
 
 #: Configurations the search remembers at most, whatever its budget: past them the
 #: session is undecided (memory, not time, is then what would run out).
@@ -48,6 +49,12 @@ MAX_CONFIGURATIONS = 150_000
 MAX_STATES = 20_000
 
 States = frozenset[Any]
+#: A search that can be resumed: it yields its steps so far, and returns its outcome.
+Run = Generator[int, None, Outcome]
+
+
+class Budget(Exception):
+    """Thrown into a resumable search to stop it (see :func:`stop`)."""
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
@@ -56,6 +63,43 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     the states in its set: a budget that does not depend on the machine's speed), with at
     most :data:`MAX_CONFIGURATIONS` remembered. When they do, the outcome's ``order`` and ``path`` (one
     run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs."""
+    return drive(begin(ops), deadline, max_steps)
+
+
+def drive(run: Run, deadline: float, max_steps: int) -> Outcome:
+    """Run a resumable search (:func:`begin`, :func:`harness.checker.jit.begin`) to its
+    outcome, or until ``deadline`` or ``max_steps``, then stop it: its outcome is then
+    unknown (``ok`` None), with how far it got."""
+    out = advance(run, deadline, max_steps)
+    return out if out is not None else stop(run)
+
+
+def advance(run: Run, deadline: float, until: int) -> Outcome | None:
+    """Resume ``run`` until its steps pass ``until`` or ``deadline`` passes (None: it goes
+    on, and can be resumed again) or it decides (its outcome)."""
+    try:
+        while True:
+            if next(run) > until or time.monotonic() > deadline:
+                return None
+    except StopIteration as done:
+        out: Outcome = done.value
+        return out
+
+
+def stop(run: Run) -> Outcome:
+    """End a search that did not decide: its outcome says how far it got (``ok`` None)."""
+    try:
+        run.throw(Budget())
+    except StopIteration as done:
+        out: Outcome = done.value
+        return out
+    raise AssertionError("a search went on when told to stop")
+
+
+def begin(ops: Sequence[ModelOp]) -> Run:
+    """The search as a resumable run: it yields its step count from time to time (every
+    256 steps), returns its outcome, and when :class:`Budget` is thrown into it returns
+    an undecided one (see :func:`drive`)."""
     step = make_step(ops)
     by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
     lo = [o.lo for o in ops]
@@ -118,8 +162,11 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     todo = candidates(lin, states)
     while True:
         steps += 1
-        if not steps & 255 and (time.monotonic() > deadline or steps > max_steps):
-            return outcome(None)
+        if not steps & 255:
+            try:
+                yield steps
+            except Budget:
+                return outcome(None)
         if done == must:
             order = tuple(placed_order)
             path = exact_path(step, [ops[n] for n in order])

@@ -44,26 +44,22 @@ can have been placed (256 configurations at one return of a 16-writer session).
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+from harness.checker.frontier import Budget, Run, drive
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step
 from harness.checker.linearize import Outcome
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
-__all__ = ["MAX_ALIVE", "search_jit"]
+__all__ = ["MAX_ALIVE", "begin", "search_jit"]
 
 #: States alive at once after a return (pass 1, joined) past which the session is
 #: undecided: memory, not time, would then run out.
 MAX_ALIVE = 100_000
 
 Step = Callable[[Any, ModelOp], list[Any]]
-
-
-class _Budget(Exception):
-    """Past the deadline or the step budget."""
 
 
 def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
@@ -73,26 +69,27 @@ def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62
     before each op, then the last) for :func:`~harness.checker.lazy.certify`; an unknown
     one says how far the pass running got (``depth``: the ops that had returned before the
     furthest return it reached, each placed; ``stuck``: the op returning there)."""
+    return drive(begin(ops), deadline, max_steps)
+
+
+def begin(ops: Sequence[ModelOp]) -> Run:
+    """The search as a resumable run (as :func:`harness.checker.frontier.begin`): it yields
+    its model steps so far after each closure, returns its outcome, and returns an
+    undecided one when :class:`~harness.checker.frontier.Budget` is thrown into it."""
     step = make_step(ops)
     rets = _returns(ops)
     count = [0]
     far = [0]  # the furthest return reached by the pass running
-
-    def tick(n: int) -> None:
-        count[0] += n
-        if count[0] > max_steps or time.monotonic() > deadline:
-            raise _Budget
-
     try:
-        layers = _forward(ops, step, rets, tick, far)
+        layers = yield from _forward(ops, step, rets, count, far)
         if isinstance(layers, Outcome):
             return Outcome(False, layers.stuck, layers.state, layers.depth, count[0])
         if layers is None:
             return Outcome(None, ops[rets[far[0]][0]], None, far[0], count[0])
         live = _live(layers)
         far[0] = 0
-        found = _walk(ops, step, rets, live, tick, far)
-    except _Budget:
+        found = yield from _walk(ops, step, rets, live, count, far)
+    except Budget:
         return Outcome(None, ops[rets[far[0]][0]] if rets else None, None, far[0], count[0])
     if isinstance(found, Outcome):
         return Outcome(False, found.stuck, found.state, found.depth, count[0])
@@ -118,8 +115,8 @@ def _returns(ops: Sequence[ModelOp]) -> list[tuple[int, int]]:
 
 
 def _closure(ops: Sequence[ModelOp], step: Step, start: dict[int, dict[Any, Any]], x: int,
-             pending: int, tick: Callable[[int], None], carry: Callable[[Any, int, Any], Any],
-             gather: bool = False) -> dict[int, dict[Any, Any]]:
+             pending: int, count: list[int], carry: Callable[[Any, int, Any], Any],
+             gather: bool = False) -> Generator[int, None, dict[int, dict[Any, Any]]]:
     """The configurations after the return of ``x``: from each of ``start`` (key: placed
     ops not returned, a bitset; value: state -> what it carries), every sequence of
     pending ops that the model allows and that ends with ``x``; configurations met on the
@@ -163,7 +160,8 @@ def _closure(ops: Sequence[ModelOp], step: Step, start: dict[int, dict[Any, Any]
                             new[s2] = new.get(s2, frozenset()) | more
             if n != x and new:
                 todo.append((k2, new))
-        tick(work)
+        count[0] += work
+        yield count[0]
     return {k: v for k, v in after.items() if v}
 
 
@@ -182,7 +180,7 @@ def _tag(tags: frozenset[Tag], op: ModelOp, state: Any) -> frozenset[Tag]:
 
 
 def _forward(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
-             tick: Callable[[int], None], far: list[int]) -> list[Layer] | Outcome | None:
+             count: list[int], far: list[int]) -> Generator[int, None, list[Layer] | Outcome | None]:
     """Pass 1: the joined configurations after every return (layer 0: the start), an
     :class:`Outcome` saying where none survived, or None past :data:`MAX_ALIVE`; ``far``
     follows the return it is at."""
@@ -192,7 +190,7 @@ def _forward(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
         start: dict[int, dict[Any, frozenset[Tag]]] = {}
         for i, ((k, st), _) in enumerate(layers[-1]):
             start.setdefault(k, {})[st] = frozenset({(i, ())})
-        after = _closure(ops, step, start, x, pending, tick,
+        after = yield from _closure(ops, step, start, x, pending, count,
                          lambda v, n, s2: _tag(v, ops[n], s2), gather=True)
         layer: Layer = []
         for k, states in after.items():
@@ -291,8 +289,8 @@ def _covered(index: Live, k: int, s: Any) -> bool:
 
 
 def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
-          live: list[Live], tick: Callable[[int], None], far: list[int],
-          ) -> tuple[tuple[int, ...], tuple[Any, ...]] | Outcome:
+          live: list[Live], count: list[int], far: list[int],
+          ) -> Generator[int, None, tuple[tuple[int, ...], tuple[Any, ...]] | Outcome]:
     """Pass 2: depth first through the returns with real (unjoined) states, only into
     configurations a live joined one covers; the ops placed and the states along them.
 
@@ -311,7 +309,7 @@ def _walk(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
             return _path(node)
         far[0] = max(far[0], depth)
         x, pending = rets[depth]
-        after = _closure(ops, step, {k: {s: node}}, x, pending, tick,
+        after = yield from _closure(ops, step, {k: {s: node}}, x, pending, count,
                          lambda v, n, s2: (s2, n, v))
         nxt = []
         for k2, states in after.items():
