@@ -180,9 +180,12 @@ def begin(ops: Sequence[ModelOp]) -> Run:
                 continue
             if len(nxt) > MAX_STATES:
                 return outcome(None)
+            same = nxt == states
+            if same:
+                nxt = states  # one object for both: the visited set keeps one copy
             key = (lin | 1 << n, nxt)
             # an observer every state allows (it rules none out) with no window open
-            sure = observer[n] and nxt == states and not any(x[3] for x in states)
+            sure = observer[n] and same and not any(x[3] for x in states)
             if key in visited:
                 if sure:
                     todo = []  # placing it now is no loss, and that failed: so does this

@@ -228,10 +228,15 @@ def _join(states: dict[Any, frozenset[Tag]]) -> dict[Any, frozenset[Tag]]:
             out[group[0]] = states[group[0]]
             continue
         turns, ids, contents, open_ = group[0]
-        merged = tuple((sid, frozenset().union(*(g[2][i][1] for g in group))
-                        if isinstance(c, frozenset) else c, n)
-                       for i, (sid, c, n) in enumerate(contents))
-        out[(turns, ids, merged, open_)] = frozenset().union(*(states[g] for g in group))
+        merged = []
+        for i, entry in enumerate(contents):
+            c = entry[1]
+            if isinstance(c, frozenset):
+                union = c.union(*(g[2][i][1] for g in group[1:]))
+                if len(union) != len(c):  # else the same objects: joins are kept by the thousand
+                    entry = (entry[0], union, entry[2])
+            merged.append(entry)
+        out[(turns, ids, tuple(merged), open_)] = frozenset().union(*(states[g] for g in group))
     return out
 
 

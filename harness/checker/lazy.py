@@ -70,18 +70,35 @@ def _grow(contents: Contents, open_: Open, turns: Turns) -> Contents:
     if not open_:
         return contents
     ids = {sid for sid, _ in open_}
-    return tuple((k, v | {turns}, n) if k in ids and isinstance(v, frozenset) else (k, v, n)
-                 for k, v, n in contents)
+    # an entry that does not change is the same object (searches keep many states)
+    return tuple((e[0], e[1] | {turns}, e[2]) if e[0] in ids and isinstance(e[1], frozenset) else e
+                 for e in contents)
 
 
 def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[LazyState]]:
     """The lazy model's ``step`` for one session's ops (it counts the rollbacks to each id)."""
     left = Counter(o.arg for o in ops if o.kind in ROLLBACKS)
 
+    # the sets of ids and the contents a snapshot makes, one object for each value: the
+    # same set recurs on every branch of a search that places the same snapshots (in
+    # another order), and a search keeps tens of thousands of states
+    made_ids: dict[tuple[frozenset[str], str], frozenset[str]] = {}
+    made_contents: dict[tuple[Contents, str, Content], Contents] = {}
+
+    def plus(ids: frozenset[str], sid: str) -> frozenset[str]:
+        got = made_ids.get((ids, sid))
+        if got is None:
+            got = made_ids[ids, sid] = ids | {sid}
+        return got
+
     def add(contents: Contents, sid: str, content: Content) -> Contents:
         if not left[sid]:
             return contents  # no rollback targets it: its content is never read
-        return tuple(sorted((*contents, (sid, content, left[sid]))))
+        got = made_contents.get((contents, sid, content))
+        if got is None:
+            got = made_contents[contents, sid, content] = tuple(sorted(
+                (*contents, (sid, content, left[sid]))))
+        return got
 
     def step(state: LazyState, op: ModelOp) -> list[LazyState]:
         turns, ids, contents, open_ = state
@@ -95,8 +112,10 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
                 return []
             new = DIRTY if op.arg == GHOST or turns == DIRTY else (*turns, op.arg)
             return [(new, ids, _grow(contents, open_, new), open_)]
-        if kind == "read":
-            return [(turns, ids, contents, open_)] if turns == op.out else []
+        if kind == "read":  # the same state object when nothing changed: searches keep one copy
+            if turns != op.out:
+                return []
+            return [state if open_ is state[3] else (turns, ids, contents, open_)]
         if kind == "list":
             return [(turns, ids, contents, ())] if ids == op.out else []
         if kind in ("snapshot", "snapshot-id"):
@@ -104,11 +123,11 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
             if sid in ids:
                 return []
             if kind == "snapshot-id" or not left[sid]:
-                return [(turns, ids | {sid}, contents, open_)]
-            return [(turns, ids | {sid}, add(contents, sid, frozenset({turns})),
+                return [(turns, plus(ids, sid), contents, open_)]
+            return [(turns, plus(ids, sid), add(contents, sid, frozenset({turns})),
                      tuple(sorted((*open_, (sid, op.hi)))))]
         if kind == "snapshot?":
-            return [(turns, ids | {sid}, add(contents, sid, turns), open_)
+            return [(turns, plus(ids, sid), add(contents, sid, turns), open_)
                     for sid in op.arg if sid not in ids]
         sid = op.arg
         if kind == "rollback-missing":
