@@ -491,18 +491,26 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
     :data:`~harness.checker.model.GHOST`, the same turn for all of them: no op tells two
     such turns apart (no read shows one, no append's parent holds one), so states that
     differ only in which of them they hold, or in their order, are one for the search."""
-    first_seen: dict[str, int] = {}
     where: dict[str, tuple[tuple[str, ...], int]] = {}  # the first read showing t, t's place
+    # the earliest return of a read showing t, for the turns of unknown-outcome appends
+    # (the only ones it bounds): a few, so each read is intersected with them
+    unknown = {o.arg for o in ops if o.kind == "append" and o.hi == INF}
+    first_seen: dict[str, int] = {}
     for o in ops:
         if o.kind == "read":
             out_, hi = o.out, o.hi
-            for i, t in enumerate(out_):
-                seen = first_seen.get(t)
-                if seen is None:
-                    first_seen[t] = hi
-                    where[t] = (out_, i)
-                elif hi < seen:
-                    first_seen[t] = hi
+            new = set(out_).difference(where)  # most reads show no turn for the first time
+            if len(new) > 4:
+                for i, t in enumerate(out_):
+                    if t in new and t not in where:  # a turn shown twice: its first place
+                        where[t] = (out_, i)
+            else:
+                for t in new:
+                    where[t] = (out_, out_.index(t))
+            if unknown:
+                for t in unknown.intersection(out_):
+                    if hi < first_seen.get(t, INF):
+                        first_seen[t] = hi
     out: list[ModelOp] = []
     appended = Counter(o.arg for o in ops if o.kind == "append")
     for o in ops:
