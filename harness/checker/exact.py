@@ -353,7 +353,7 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     the just-in-time one (it walks the events in order: no backtracking across hundreds
     of ops when the other loses its way) run side by side, resumed in turn, a slice of
     :data:`SLICE` steps of the frontier search for every :data:`JIT_RATIO` times as many
-    of the other: which of the two a session needs cannot be told beforehand (each
+    of the other, the frontier search one slice ahead: which of the two a session needs cannot be told beforehand (each
     decides sessions the other cannot within 20 times as many steps), and neither budget
     is then spent in one go on a session the other decides cheaply. The default check
     stops the frontier search at ``steps`` and the just-in-time one at :data:`JIT_STEPS`;
@@ -367,21 +367,25 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     start = time.monotonic()
     until = deadline if steps is not None else start + 0.75 * max(deadline - start, 0.0)
     caps = (steps, JIT_STEPS) if steps is not None else (1 << 62, 1 << 62)
-    runs: list[tuple[Run, int, int]] = [(begin_frontier(ops), SLICE, caps[0]),
-                                       (begin_jit(ops), SLICE * JIT_RATIO, caps[1])]
-    allowed = 0
+    # (run, slice, cap, slices ahead): the frontier search starts one slice ahead, which
+    # is all most sessions need (2-4 steps per op)
+    runs: list[tuple[Run, int, int, int]] = [(begin_frontier(ops), SLICE, caps[0], 1),
+                                            (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0)]
+    turn = 0
     while runs:
-        allowed += 1
-        for run, share, cap in list(runs):
-            got = advance(run, until, min(allowed * share, cap))
-            if got is None and allowed * share < cap and time.monotonic() <= until:
+        turn += 1
+        for entry in list(runs):
+            run, share, cap, ahead = entry
+            allowed = (turn + ahead) * share
+            got = advance(run, until, min(allowed, cap))
+            if got is None and allowed < cap and time.monotonic() <= until:
                 continue  # its slice is used up: the other's turn
-            runs.remove((run, share, cap))
+            runs.remove(entry)
             got = got if got is not None else stop(run)
             tries.append(got)
             if got.ok is not None:
-                for other, _, _ in runs:
-                    other.close()
+                for other in runs:
+                    other[0].close()
                 return tries
     tries.append(linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62))
     return tries
