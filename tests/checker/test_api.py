@@ -184,3 +184,38 @@ def test_exact_mode_does_not_recount_a_session_whose_evidence_was_capped() -> No
     assert fast.counts() == {"lost-turn": 155}
     assert {v.session for v in fast.violations} == {"s1"}
     assert check(h.events, exact=True, budget_s=10).counts() == {"lost-turn": 155}
+
+
+def test_the_frontier_and_just_in_time_searches_run_side_by_side(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the lazy walk (skipped here), the two searches take turns: a session the
+    frontier search cannot decide within its share is decided by the just-in-time one,
+    and the other way round; with neither able to, the eager search gets the last try, and
+    the session stays undecided. Each proof found replays through the eager model."""
+    import time
+
+    import harness.checker.exact as exact
+    from harness.checker.evidence import Evidence
+    from harness.checker.lazy import certify
+    from harness.checker.linearize import Outcome
+    from harness.checker.ops import group_by_session
+    from tests.checker.simulate import Params, simulate
+
+    # 94 ops: the frontier search decides it in 362 steps, the just-in-time one in 69,623
+    events = simulate(3, Params(procs=6, sessions=1, steps=300))
+    [so] = group_by_session(events)[0].values()
+    ops = exact.session_ops(so, Evidence())
+    monkeypatch.setattr(exact, "_quick_walk", lambda ops, deadline: Outcome(None))
+
+    def searches(frontier_steps: int) -> list[Outcome]:
+        return exact._searches(ops, time.monotonic() + 60, frontier_steps, None)
+
+    by_jit = searches(1)  # the frontier search stops at once: the other decides
+    assert [t.ok for t in by_jit] == [None, None, True]
+    by_frontier = searches(exact.SESSION_STEPS)
+    monkeypatch.setattr(exact, "JIT_STEPS", 1)
+    assert [t.ok for t in searches(exact.SESSION_STEPS)] == [None, True]  # no need of the other
+    monkeypatch.setattr(exact, "EAGER_STEPS", 1)
+    assert [t.ok for t in searches(1)] == [None, None, None, None]  # frontier, jit, eager: undecided
+    for out in (by_jit[-1], by_frontier[-1]):
+        assert exact.replays(certify([ops[k] for k in out.order], out.path))
