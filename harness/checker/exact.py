@@ -353,9 +353,10 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     the just-in-time one (it walks the events in order: no backtracking across hundreds
     of ops when the other loses its way) run side by side, resumed in turn, a slice of
     :data:`SLICE` steps of the frontier search for every :data:`JIT_RATIO` times as many
-    of the other, the frontier search one slice ahead: which of the two a session needs cannot be told beforehand (each
-    decides sessions the other cannot within 20 times as many steps), and neither budget
-    is then spent in one go on a session the other decides cheaply. The default check
+    of the other, the frontier search one slice ahead. Which of the two a session needs
+    cannot be told beforehand (each decides some sessions in a small part of the steps
+    the other takes), and so neither budget is spent in one go on a session the other
+    decides cheaply. The default check
     stops the frontier search at ``steps`` and the just-in-time one at :data:`JIT_STEPS`;
     ``check --exact`` (``steps`` None) goes on until three quarters of the time is gone.
     Last, the eager search, often the quicker to refute (a refutation explores it all),
