@@ -294,16 +294,12 @@ class Prover:
 def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
           steps: int | None = None, tried: _Tried | None = None) -> bool | None:
     """Decide one session by ``deadline`` (a ``time.monotonic()`` value) and within
-    ``steps`` configurations of search (None: no limit but time): True when it is proven
-    linearizable (its linearization replayed through the model), False when it has none
-    (its violations added to ``found``), None when undecided (named in ``tally``). A
+    ``steps`` steps of the frontier search (None: no limit but time): True when it is
+    proven linearizable (its linearization replayed through the model), False when it has
+    none (its violations added to ``found``), None when undecided (named in ``tally``). A
     session without a rollback that must take effect is decided without search
-    (:mod:`~harness.checker.chain`); the others by the search of
-    :mod:`~harness.checker.frontier` (sets of lazy states: many writers, long
-    rollbacks), then, if it did not finish, the eager one
-    (:func:`~harness.checker.linearize.linearize`, often quicker to refute).
-    ``tried``: what
-    :meth:`Prover.prove_first` built for it (its ops, its short search)."""
+    (:mod:`~harness.checker.chain`); the others by the searches of :func:`_searches`.
+    ``tried``: what :meth:`Prover.prove_first` built for it (its ops, its short search)."""
     if tried is not None:
         ops = tried.ops
     else:
