@@ -23,5 +23,8 @@ print("\n".join([*project["dependencies"], "pytest>=8", "pytest-timeout>=2.3",
 PY
   "$venv/bin/pip" install -q -r "$venv/requirements.txt"
 fi
+# a tenth of the property tests' examples, drawn the same way every run (tests/checker/examples.py):
+# each mutant's tests take seconds, and a mutant is judged alike on every run
+export HARNESS_EXAMPLES="${HARNESS_EXAMPLES:-0.1}"
 "$venv/bin/mutmut" run --max-children "${JOBS:-2}" "$@" || true  # survivors are not an error
 "$venv/bin/python" scripts/mutation_report.py

@@ -28,6 +28,7 @@ from harness.checker.linearize import linearize
 from harness.checker.ops import group_by_session
 from harness.checker.plain import prove
 from harness.history import Event, iter_ops
+from tests.checker.examples import examples
 from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import BUGGY_MIX, BUGS, MORE_BUGS, Params, buggy_params, simulate
 
@@ -109,7 +110,7 @@ def _apply(op: Op, turns: list[list[str]], snaps: dict[str, Any], ids: list[str]
     return [(turns, snaps)] if set(out) == set(snaps) else []
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), damage=st.booleans())
 def test_exact_agrees_with_brute_force(seed: int, damage: bool) -> None:
     rng = random.Random(seed)
@@ -128,7 +129,7 @@ def test_exact_agrees_with_brute_force(seed: int, damage: bool) -> None:
     assert res.valid is truth
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), damage=st.booleans())
 def test_sessions_without_rollback_are_decided_without_search(seed: int, damage: bool) -> None:
     """No rollback: the chain of the reads decides the session (harness.checker.chain), on
@@ -149,7 +150,7 @@ def test_sessions_without_rollback_are_decided_without_search(seed: int, damage:
         assert exact["sessions_proven_without_search"] == exact["sessions_proven"] == 1
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), how=st.sampled_from(["none", "scramble", *sorted(MUTATIONS)]))
 def test_a_session_without_rollback_is_proven_on_its_pairs_only_when_linearizable(
     seed: int, how: str
@@ -180,7 +181,7 @@ def test_a_session_without_rollback_is_proven_on_its_pairs_only_when_linearizabl
 
 
 @pytest.mark.parametrize("bug", BUGS + MORE_BUGS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_default_verdict_is_exact_on_buggy_stores(bug: str, seed: int) -> None:
     """Histories of a store with one of the zoo's bugs (simulate.BUGS), long enough for
@@ -212,7 +213,7 @@ def _longer(seed: int, low: int, high: int) -> tuple[list[Event], bool]:
     return events, valid
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_search_agrees_with_the_eager_search(seed: int) -> None:
     """Longer histories than brute force can take (50-300 steps, up to 8 processes, buggy
@@ -233,7 +234,7 @@ def test_the_search_agrees_with_the_eager_search(seed: int) -> None:
         assert eager is None or frontier is None or eager is frontier
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans())
 @example(seed=4646, buggy=True)  # pass 1 lets a join through; the walk refutes it
 def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool) -> None:
@@ -269,7 +270,7 @@ def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool)
     assert got is truth
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_just_in_time_search_agrees_with_the_other_searches(seed: int) -> None:
     """Longer histories (30-120 steps, up to 8 processes, buggy stores, scrambled ones):

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from harness.checker import check
 from harness.checker.exact import check_exact
+from tests.checker.examples import examples
 from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import Params, simulate
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXACT_BUDGET_S = 5.0
 
 
@@ -55,7 +56,7 @@ def test_exact_checker_agrees_on_valid_histories(seed: int, prm: Params) -> None
     assert both.valid is not False
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
     prm=params(),
@@ -72,7 +73,7 @@ def test_each_mutation_is_reported_with_its_kind(seed: int, prm: Params, mutatio
     assert check_exact(events, budget_s=EXACT_BUDGET_S).valid is not True
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=80))
 def test_fast_checker_is_never_stricter_than_the_exact_one(seed: int, prm: Params) -> None:
     """On arbitrary damaged histories: whatever the exact search can linearize, the fast
@@ -84,7 +85,7 @@ def test_fast_checker_is_never_stricter_than_the_exact_one(seed: int, prm: Param
         assert res.valid, [(v.kind, v.message) for v in res.violations]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_fast_checker_on_larger_busier_histories(seed: int) -> None:
     prm = Params(procs=8, sessions=2, steps=1500, p_crash=0.01, p_info=0.03, p_fail=0.03)
@@ -96,7 +97,7 @@ _JUNK: list[object] = [None, 0, 1.5, "x", "", [], [[]], [["a"]], [[1, 2]], {"k":
                        [["user", ["nested"]]], ["user", "t", "extra"], [None, None], [[None, "a"]]]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=60), n=st.integers(1, 6))
 def test_junk_values_never_crash_the_checkers(seed: int, prm: Params, n: int) -> None:
     """Whatever garbage a store returns (or a worker logs), the checkers return a verdict."""

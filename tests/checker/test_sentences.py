@@ -26,6 +26,7 @@ from harness.checker import Violation, check
 from harness.checker.exact import check_exact
 from harness.history import Event, read_history
 from tests.checker.builder import H
+from tests.checker.examples import examples
 from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import Params, simulate
 from tests.checker.test_kinds import back_dated
@@ -238,7 +239,7 @@ def _params(draw: Any) -> Params:
                   p_info=draw(st.sampled_from([0.0, 0.15])), p_fail=0.05, ties=draw(st.booleans()))
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), data=st.data(),
        how=st.sampled_from(["scramble", *sorted(MUTATIONS)]))
 def test_generated_violations_say_only_what_their_evidence_shows(

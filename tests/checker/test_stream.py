@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from harness.checker.stream import StreamChecker, StreamError
 from harness.history import Event, read_history
+from tests.checker.examples import examples
 from tests.checker.mutate import MUTATIONS, scramble
 from tests.checker.simulate import Params, simulate
 from tests.checker.streaming import assert_same, bleed_across, chain, stream
@@ -25,7 +26,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 HISTORIES = sorted([p.name for p in GOLDEN.glob("*.jsonl")]
                    + [p.name for p in GOLDEN.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))])
 EXPECTED: dict[str, Any] = json.loads((GOLDEN / "expected.json").read_text())
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("name", HISTORIES)
@@ -56,7 +57,7 @@ def test_each_mutation_streams_to_the_batch_verdict(seed: int, prm: Params, muta
     assert got[1] in res.counts()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=120), k=st.integers(2, 5),
        damage=st.sampled_from(["none", "scramble", "bleed-across", *sorted(MUTATIONS)]))
 def test_long_histories_whose_sessions_retire(seed: int, prm: Params, k: int, damage: str) -> None:
@@ -81,7 +82,7 @@ def test_long_histories_whose_sessions_retire(seed: int, prm: Params, k: int, da
         assert "cross-session-bleed" in res.counts()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), prm=params(max_steps=60), n=st.integers(1, 6))
 def test_junk_values_stream_to_the_batch_verdict(seed: int, prm: Params, n: int) -> None:
     events = chain([simulate(seed, prm), simulate(seed + 1, prm)])
