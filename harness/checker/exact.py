@@ -21,11 +21,10 @@ from typing import Any
 from harness.checker.chain import UNORDERED, Backward, Chain, decide
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
-from harness.checker.frontier import Run, advance, stop
 from harness.checker.frontier import begin as begin_frontier
 from harness.checker.jit import begin as begin_jit
 from harness.checker.lazy import certify
-from harness.checker.linearize import Outcome, linearize
+from harness.checker.linearize import Outcome, Run, advance, linearize, stop
 from harness.checker.model import GHOST, INIT, ModelOp, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
 from harness.checker.plain import prove
@@ -141,12 +140,12 @@ class Undecided:
 
 
 #: The default check's budget for one session's frontier search
-#: (:mod:`~harness.checker.frontier`; steps: states of its configurations, 10-30
+#: (:mod:`~harness.checker.frontier`; steps: states of its configurations, 6-10
 #: microseconds each here), beside :data:`JIT_STEPS` of the just-in-time search and then
 #: :data:`EAGER_STEPS` of the eager one. Counted in steps, not seconds, so that a verdict
 #: does not depend on the machine's speed or load. A session the searches cannot decide
-#: within them keeps the fast rules' verdict and is named as not proven (about 10 s of
-#: searching on this project's CI machine before that).
+#: within them keeps the fast rules' verdict and is named as not proven (a 244-op
+#: generated session of 8 writers spent 4.4 s of CPU here before that).
 SESSION_STEPS = 100_000
 #: The eager search's share, last (its steps are about ten times cheaper).
 EAGER_STEPS = 50_000
@@ -157,7 +156,7 @@ EAGER_STEPS = 50_000
 #: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
-#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 10-20
+#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 7-15
 #: microseconds each here), run beside the frontier search.
 JIT_STEPS = 500_000
 #: The frontier and just-in-time searches run side by side (:func:`_searches`), resumed in

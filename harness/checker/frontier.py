@@ -30,17 +30,15 @@ Three reductions, each exact:
 
 from __future__ import annotations
 
-import time
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, make_step
-from harness.checker.linearize import OBSERVERS, Outcome
+from harness.checker.linearize import OBSERVERS, Budget, Outcome, Run, drive
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
-__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "Budget", "Run", "advance", "begin", "drive", "exact_path",
-           "search", "stop"]
+__all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "begin", "exact_path", "search"]
 
 #: Configurations the search remembers at most, whatever its budget: past them the
 #: session is undecided (memory, not time, is then what would run out).
@@ -49,12 +47,6 @@ MAX_CONFIGURATIONS = 150_000
 MAX_STATES = 20_000
 
 States = frozenset[Any]
-#: A search that can be resumed: it yields its steps so far, and returns its outcome.
-Run = Generator[int, None, Outcome]
-
-
-class Budget(Exception):
-    """Thrown into a resumable search to stop it (see :func:`stop`)."""
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) -> Outcome:
@@ -66,40 +58,11 @@ def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62) ->
     return drive(begin(ops), deadline, max_steps)
 
 
-def drive(run: Run, deadline: float, max_steps: int) -> Outcome:
-    """Run a resumable search (:func:`begin`, :func:`harness.checker.jit.begin`) to its
-    outcome, or until ``deadline`` or ``max_steps``, then stop it: its outcome is then
-    unknown (``ok`` None), with how far it got."""
-    out = advance(run, deadline, max_steps)
-    return out if out is not None else stop(run)
-
-
-def advance(run: Run, deadline: float, until: int) -> Outcome | None:
-    """Resume ``run`` until its steps pass ``until`` or ``deadline`` passes (None: it goes
-    on, and can be resumed again) or it decides (its outcome)."""
-    try:
-        while True:
-            if next(run) > until or time.monotonic() > deadline:
-                return None
-    except StopIteration as done:
-        out: Outcome = done.value
-        return out
-
-
-def stop(run: Run) -> Outcome:
-    """End a search that did not decide: its outcome says how far it got (``ok`` None)."""
-    try:
-        run.throw(Budget())
-    except StopIteration as done:
-        out: Outcome = done.value
-        return out
-    raise AssertionError("a search went on when told to stop")
-
-
 def begin(ops: Sequence[ModelOp]) -> Run:
     """The search as a resumable run: it yields its step count from time to time (every
-    256 steps), returns its outcome, and when :class:`Budget` is thrown into it returns
-    an undecided one (see :func:`drive`)."""
+    256 steps), returns its outcome, and when
+    :class:`~harness.checker.linearize.Budget` is thrown into it returns an undecided one
+    (see :func:`~harness.checker.linearize.drive`)."""
     step = make_step(ops)
     by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
     lo = [o.lo for o in ops]

@@ -47,9 +47,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-from harness.checker.frontier import Budget, Run, drive
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step
-from harness.checker.linearize import Outcome
+from harness.checker.linearize import Budget, Outcome, Run, drive
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
@@ -75,7 +74,7 @@ def search_jit(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62
 def begin(ops: Sequence[ModelOp]) -> Run:
     """The search as a resumable run (as :func:`harness.checker.frontier.begin`): it yields
     its model steps so far after each closure, returns its outcome, and returns an
-    undecided one when :class:`~harness.checker.frontier.Budget` is thrown into it."""
+    undecided one when :class:`~harness.checker.linearize.Budget` is thrown into it."""
     step = make_step(ops)
     rets = _returns(ops)
     count = [0]

@@ -15,12 +15,17 @@ of snapshot contents are wrong. But there a read or a listing placed at once (th
 of :data:`OBSERVERS`) may close a snapshot's window earlier than needed, so the walk is
 not complete: it gives linearizations (with ``path``, for
 :func:`~harness.checker.lazy.certify`) and never a refutation (``ok`` None instead).
+
+What every search returns lives here too: :class:`Outcome`, and the protocol of a search
+that can be paused and resumed (:data:`Run`: :func:`advance`, :func:`stop`,
+:func:`drive`), which the frontier and just-in-time searches follow so that
+:func:`harness.checker.exact.judge` can run them side by side.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +33,7 @@ from harness.checker.lazy import LAZY_INIT, make_step
 from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
-__all__ = ["MAX_CACHED", "OBSERVERS", "Outcome", "linearize"]
+__all__ = ["MAX_CACHED", "OBSERVERS", "Budget", "Outcome", "Run", "advance", "drive", "linearize", "stop"]
 
 #: Explored configurations remembered at most: past them the outcome is unknown (memory,
 #: not time, would run out first; a state holds the session's turns and snapshots).
@@ -56,6 +61,45 @@ class Outcome:
     explored: int = 0
     order: tuple[int, ...] = ()  # when ok: the indexes of the ops placed, in order
     path: tuple[Any, ...] = ()  # when ok: the state before each of them, then the last
+
+
+#: A search that can be resumed (:func:`harness.checker.frontier.begin`,
+#: :func:`harness.checker.jit.begin`): it yields its steps so far, and returns its outcome.
+Run = Generator[int, None, Outcome]
+
+
+class Budget(Exception):
+    """Thrown into a resumable search to stop it (see :func:`stop`)."""
+
+
+def drive(run: Run, deadline: float, max_steps: int) -> Outcome:
+    """Run a resumable search (:func:`harness.checker.frontier.begin`, :func:`harness.checker.jit.begin`) to its
+    outcome, or until ``deadline`` or ``max_steps``, then stop it: its outcome is then
+    unknown (``ok`` None), with how far it got."""
+    out = advance(run, deadline, max_steps)
+    return out if out is not None else stop(run)
+
+
+def advance(run: Run, deadline: float, until: int) -> Outcome | None:
+    """Resume ``run`` until its steps pass ``until`` or ``deadline`` passes (None: it goes
+    on, and can be resumed again) or it decides (its outcome)."""
+    try:
+        while True:
+            if next(run) > until or time.monotonic() > deadline:
+                return None
+    except StopIteration as done:
+        out: Outcome = done.value
+        return out
+
+
+def stop(run: Run) -> Outcome:
+    """End a search that did not decide: its outcome says how far it got (``ok`` None)."""
+    try:
+        run.throw(Budget())
+    except StopIteration as done:
+        out: Outcome = done.value
+        return out
+    raise AssertionError("a search went on when told to stop")
 
 
 class _Search:
