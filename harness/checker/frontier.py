@@ -143,12 +143,13 @@ def begin(ops: Sequence[ModelOp]) -> Run:
                 continue
             if len(nxt) > MAX_STATES:
                 return outcome(None)
-            same = nxt == states
+            # an observer every state allows (it rules none out); other ops seldom leave
+            # the states as they were, and comparing sets on every step costs
+            same = observer[n] and nxt == states
             if same:
                 nxt = states  # one object for both: the visited set keeps one copy
             key = (lin | 1 << n, nxt)
-            # an observer every state allows (it rules none out) with no window open
-            sure = observer[n] and same and not any(x[3] for x in states)
+            sure = same and not any(x[3] for x in states)  # ... with no window open
             if key in visited:
                 if sure:
                     todo = []  # placing it now is no loss, and that failed: so does this
