@@ -35,10 +35,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from harness.checker.model import GHOST, ModelOp
 
-__all__ = ["LAZY_INIT", "certify", "make_step"]
+__all__ = ["LAZY_INIT", "certify", "make_step", "merge"]
 
 Turns = tuple[str, ...]
 Content = Turns | frozenset[Turns]
@@ -150,6 +151,61 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
         return out
 
     return step
+
+
+def merge(states: frozenset[LazyState]) -> frozenset[LazyState]:
+    """The same choices in fewer states: states that differ only in the candidate contents
+    of one snapshot are one state whose candidates are the union, merged until no two
+    differ so (a set that is a product of independent choices, the usual case after
+    rollbacks whose contents no read has told apart yet, becomes one state).
+
+    Exact, unlike a join of states that differ in several snapshots: a state stands for
+    the choice of any one of its candidates, and the lazy step treats candidates one by
+    one (a rollback branches on each; a window adds the same turns to each), so the
+    steps of a union are the union of the steps. ``states`` itself when nothing merges."""
+    if len(states) < 2:
+        return states
+    groups: dict[tuple[Turns, frozenset[str], Open, int], list[LazyState]] = {}
+    for s in states:
+        groups.setdefault((s[0], s[1], s[3], len(s[2])), []).append(s)
+    if len(groups) == len(states):
+        return states
+    out: list[LazyState] = []
+    for group in groups.values():
+        out.extend(group if len(group) == 1 else _merge_group(group))
+    return frozenset(out) if len(out) < len(states) else states
+
+
+def _merge_group(group: list[LazyState]) -> list[LazyState]:
+    """:func:`merge` on states equal but for their contents (same number of entries)."""
+    first = group[0][2]
+    vary = [p for p in range(len(first))
+            if any(s[2][p] is not first[p] and s[2][p] != first[p] for s in group)]
+    if not vary or any(s[2][p][0] != first[p][0] or s[2][p][2] != first[p][2]
+                       or s[2][p][1].__class__ is not frozenset for s in group for p in vary):
+        return group  # other snapshots or fixed contents: not one choice apart
+    # each state's varying candidates (frozensets, checked above)
+    rows: set[tuple[Any, ...]] = {tuple(s[2][p][1] for p in vary) for s in group}
+    merged = True
+    while merged and len(rows) > 1:
+        merged = False
+        for i in range(len(vary)):
+            by_rest: dict[tuple[Any, ...], frozenset[Turns]] = {}
+            for r in rows:
+                rest = r[:i] + r[i + 1:]
+                have = by_rest.get(rest)
+                by_rest[rest] = r[i] if have is None else have | r[i]
+            if len(by_rest) < len(rows):
+                rows = {(*rest[:i], c, *rest[i:]) for rest, c in by_rest.items()}
+                merged = True
+    turns, ids, _, open_ = group[0]
+    out = []
+    for r in rows:
+        contents = list(first)
+        for p, c in zip(vary, r, strict=True):
+            contents[p] = (first[p][0], c, first[p][2])
+        out.append((turns, ids, tuple(contents), open_))
+    return out
 
 
 def certify(order: Sequence[ModelOp], path: Sequence[LazyState]) -> list[ModelOp]:

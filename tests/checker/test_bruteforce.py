@@ -241,15 +241,7 @@ def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool)
     """harness.checker.jit on its own (the joined sweep, the guided walk): linearizable
     exactly when brute force says so, on tiny histories with rollbacks (valid, scrambled,
     or of a buggy store), and every proof it gives replays through the eager model."""
-    rng = random.Random(seed)
-    if buggy:
-        events = simulate(seed, buggy_params(rng, rng.choice(BUGS)))
-    else:
-        prm = Params(procs=rng.randint(1, 4), sessions=1, steps=rng.randint(2, 24),
-                     p_crash=0.1, p_info=0.15, p_fail=0.1, p_retry=0.3, p_any_id=0.3)
-        events = simulate(seed, prm)
-        if rng.random() < 0.5:
-            events = scramble(events, rng)
+    events = _tiny(seed, buggy)
     try:
         truth = brute_force(events, budget=50_000)
     except TooBig:
@@ -268,6 +260,45 @@ def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool)
             break
         assert replays(certify([ops[k] for k in out.order], out.path))
     assert got is truth
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans())
+def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool) -> None:
+    """harness.checker.frontier on its own (merged sets of states, failed configurations
+    covering others, the path built back through merged sets): linearizable exactly when
+    brute force says so, on the tiny histories of the test above, and every proof it
+    gives replays through the eager model."""
+    events = _tiny(seed, buggy)
+    try:
+        truth = brute_force(events, budget=50_000)
+    except TooBig:
+        assume(False)
+    got = True
+    for so in group_by_session(events)[0].values():
+        found = Evidence()
+        ops = session_ops(so, found)
+        if found.count():
+            got = False
+            break
+        out = search(ops, time.monotonic() + 10)
+        assert out.ok is not None
+        if not out.ok:
+            got = False
+            break
+        assert replays(certify([ops[k] for k in out.order], out.path))
+    assert got is truth
+
+
+def _tiny(seed: int, buggy: bool) -> list[Event]:
+    """A tiny history with rollbacks: of a buggy store, or valid, scrambled half the time."""
+    rng = random.Random(seed)
+    if buggy:
+        return simulate(seed, buggy_params(rng, rng.choice(BUGS)))
+    prm = Params(procs=rng.randint(1, 4), sessions=1, steps=rng.randint(2, 24),
+                 p_crash=0.1, p_info=0.15, p_fail=0.1, p_retry=0.3, p_any_id=0.3)
+    events = simulate(seed, prm)
+    return scramble(events, rng) if rng.random() < 0.5 else events
 
 
 @settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])

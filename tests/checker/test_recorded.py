@@ -1,0 +1,66 @@
+"""Recorded sessions of 16 writers that the searches once could not decide.
+
+Each file in ``data/`` is one session of a recording of ``harness run scenarios/smoke.toml
+--workers 16 --ops 1000`` (1,380 ops, 133 rollbacks, about 5.6 ops pending at each
+invocation), its events renumbered. Before a failed search's states were compared by
+their candidate contents (``frontier._covered``) and a set's states one snapshot apart
+were merged (``lazy.merge``), the frontier search left ``w16-s1-a`` undecided (150,000
+configurations after 615,000 steps) and needed 234,000 steps for ``w16-s1-b`` (its sets
+held 182-364 states, a product of rollbacks whose contents no read had told apart yet).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from harness.checker import check
+from harness.checker.evidence import Evidence
+from harness.checker.exact import replays, session_ops
+from harness.checker.fast import check_fast
+from harness.checker.frontier import search
+from harness.checker.lazy import certify
+from harness.checker.ops import group_by_session
+from harness.history import Event, read_history
+
+DATA = Path(__file__).parent / "data"
+
+
+def _events(name: str) -> list[Event]:
+    return read_history(DATA / f"{name}.jsonl.zst")
+
+
+# the steps each took when this was written (24,262 and 12,794), with room to spare
+@pytest.mark.parametrize(("name", "steps"), [("w16-s1-a", 50_000), ("w16-s1-b", 30_000)])
+def test_the_frontier_search_proves_a_recorded_16_writer_session(name: str, steps: int) -> None:
+    (so,) = group_by_session(_events(name))[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, steps)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+
+
+@pytest.mark.parametrize("name", ["w16-s1-a", "w16-s1-b"])
+def test_the_default_check_proves_a_recorded_16_writer_session(name: str) -> None:
+    got = check(_events(name))
+    assert got.valid is True
+    exact = got.stats["exact"]
+    assert (exact["sessions_proven"], exact["sessions_unknown"]) == (1, [])
+
+
+def test_a_rollback_retargeted_in_a_recorded_session_is_refuted() -> None:
+    """The rollback of event 1193 made to target another snapshot of the session: the
+    fast rules find nothing, the default check refutes the session."""
+    events = _events("w16-s1-a")
+    rb = events[1193]
+    assert (rb.f, rb.type) == ("rollback", "invoke")
+    assert any(e.f == "snapshot" and e.type == "ok" and e.value == "0e5a30df99e94b19" for e in events)
+    events[1193] = replace(rb, value="0e5a30df99e94b19")
+    assert check_fast(events).valid is True
+    got = check(events)
+    assert got.valid is False
+    assert got.stats["exact"]["sessions_refuted"] == 1
+    assert set(got.totals) == {"bad-rollback"}
