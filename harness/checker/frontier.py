@@ -155,10 +155,11 @@ def begin(ops: Sequence[ModelOp]) -> Run:
             nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
             if not nxt:
                 continue
-            if len(nxt) > 1:  # one state per snapshot's choices, not one per combination
-                nxt = merge(nxt)
             if len(nxt) > MAX_STATES:
                 return outcome(None)
+            work = len(nxt)
+            if work > 1:  # one state per snapshot's choices, not one per combination
+                nxt = merge(nxt)
             # an observer every state allows (it rules none out); other ops seldom leave
             # the states as they were, and comparing sets on every step costs
             same = observer[n] and nxt == states
@@ -172,7 +173,7 @@ def begin(ops: Sequence[ModelOp]) -> Run:
                     break
                 continue
             visited.add(key)
-            steps += len(nxt)  # the work (and memory) of a configuration: its states
+            steps += work  # the work of a configuration: its states, before merging
             if len(visited) > MAX_CONFIGURATIONS:
                 return outcome(None)
             stack.append((lin, states, [] if sure else todo, done))
