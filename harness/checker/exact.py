@@ -139,14 +139,17 @@ class Undecided:
                 "window": {"from_event": self.from_event, "to_event": self.to_event}}
 
 
-#: The default check's budget for one session's frontier search
-#: (:mod:`~harness.checker.frontier`; steps: states of its configurations, 6-10
-#: microseconds each here), beside :data:`JIT_STEPS` of the just-in-time search and then
-#: :data:`EAGER_STEPS` of the eager one. Counted in steps, not seconds, so that a verdict
-#: does not depend on the machine's speed or load. A session the searches cannot decide
+#: The default check's budget for one session's frontier search, in each of its two
+#: orders of trying (:mod:`~harness.checker.frontier`; steps: states of its
+#: configurations, 10-30 microseconds each here), beside :data:`JIT_STEPS` of the
+#: just-in-time search and then :data:`EAGER_STEPS` of the eager one. On the recorded
+#: 16-writer smoke sessions that need a search past the first slice, the first order
+#: decides all but one within 41,000 steps; that one took 137,000 in the other order.
+#: Counted in steps, not seconds, so that a verdict does not depend on the machine's
+#: speed or load. A session the searches cannot decide
 #: within them keeps the fast rules' verdict and is named as not proven (a 244-op
 #: generated session of 8 writers spent 4.4 s of CPU here before that).
-SESSION_STEPS = 100_000
+SESSION_STEPS = 150_000
 #: The eager search's share, last (its steps are about ten times cheaper).
 EAGER_STEPS = 50_000
 #: The first, short try: the same walk on the lazy model (it proves, never refutes), at
@@ -156,9 +159,10 @@ EAGER_STEPS = 50_000
 #: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
-#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 7-15
-#: microseconds each here), run beside the frontier search.
-JIT_STEPS = 500_000
+#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 7-25
+#: microseconds each here), run beside the frontier search (on those sessions it decided
+#: 4 of 7 within 1,000,000 steps, one where the frontier search needs five times more).
+JIT_STEPS = 300_000
 #: The frontier and just-in-time searches run side by side (:func:`_searches`), resumed in
 #: turn: ``SLICE`` steps of the one, then ``SLICE * JIT_RATIO`` of the other.
 SLICE = 5_000
@@ -345,15 +349,17 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     """The searches one session gets, in order, until one decides it (the last outcome
     is the verdict; ``ok`` None: undecided). First a short walk on the lazy model
     (``quick``, if :meth:`Prover.prove_first` ran it; proofs only, the quickest on most
-    sessions). Then the depth-first frontier search (many writers, long rollbacks) and
-    the just-in-time one (it walks the events in order: no backtracking across hundreds
-    of ops when the other loses its way) run side by side, resumed in turn, a slice of
-    :data:`SLICE` steps of the frontier search for every :data:`JIT_RATIO` times as many
-    of the other, the frontier search one slice ahead. Which of the two a session needs
-    cannot be told beforehand (each decides some sessions in a small part of the steps
-    the other takes), and so neither budget is spent in one go on a session the other
-    decides cheaply. The default check
-    stops the frontier search at ``steps`` and the just-in-time one at :data:`JIT_STEPS`;
+    sessions). Then three searches run side by side, resumed in turn: the depth-first
+    frontier search (many writers, long rollbacks) trying ops earliest completion first,
+    one slice ahead; the just-in-time one (it walks the events in order: no backtracking
+    across hundreds of ops when the other loses its way); and the frontier search trying
+    ops earliest invocation first (where an op that ran for long belongs decides its
+    steps). Each frontier search gets a slice of :data:`SLICE` steps for every
+    :data:`JIT_RATIO` times as many of the other. Which one a session needs cannot be
+    told beforehand (each decides some sessions in a small part of the steps the others
+    take), and so no budget is spent in one go on a session another decides cheaply.
+    The default check stops each frontier search at ``steps`` and the just-in-time one
+    at :data:`JIT_STEPS`;
     ``check --exact`` (``steps`` None) goes on until three quarters of the time is gone.
     Last, the eager search, often the quicker to refute (a refutation explores it all),
     with :data:`EAGER_STEPS` (``--exact``: the time left)."""
@@ -367,7 +373,8 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     # (run, slice, cap, slices ahead): the frontier search starts one slice ahead, which
     # is all most sessions need (2-4 steps per op)
     runs: list[tuple[Run, int, int, int]] = [(begin_frontier(ops), SLICE, caps[0], 1),
-                                            (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0)]
+                                            (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0),
+                                            (begin_frontier(ops, early=True), SLICE, caps[0], 0)]
     turn = 0
     while runs:
         turn += 1

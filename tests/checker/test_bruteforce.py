@@ -263,12 +263,13 @@ def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool)
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans())
-def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool) -> None:
-    """harness.checker.frontier on its own (merged sets of states, failed configurations
-    covering others, the path built back through merged sets): linearizable exactly when
-    brute force says so, on the tiny histories of the test above, and every proof it
-    gives replays through the eager model."""
+@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans(), early=st.booleans())
+def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool, early: bool) -> None:
+    """harness.checker.frontier on its own, trying ops earliest completion or earliest
+    invocation first (merged sets of states, failed configurations covering others, the
+    path built back through merged sets): linearizable exactly when brute force says so,
+    on the tiny histories of the test below, and every proof it gives replays through
+    the eager model."""
     events = _tiny(seed, buggy)
     try:
         truth = brute_force(events, budget=50_000)
@@ -281,7 +282,7 @@ def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool) -> 
         if found.count():
             got = False
             break
-        out = search(ops, time.monotonic() + 10)
+        out = search(ops, time.monotonic() + 10, early=early)
         assert out.ok is not None
         if not out.ok:
             got = False
@@ -325,9 +326,10 @@ def test_the_just_in_time_search_agrees_with_the_other_searches(seed: int) -> No
 
 
 def test_the_frontier_search_never_refutes_a_valid_session_of_a_fixed_sample() -> None:
-    """The frontier search on its own, on 150 valid histories that are seeded, not drawn
-    (the same ones under mutation testing, whatever $HARNESS_EXAMPLES says; 3-8
-    processes, 40-160 steps, crashes, unknown outcomes, retries, rollbacks to any id):
+    """The frontier search on its own, in both orders of trying, on 150 valid histories
+    that are seeded, not drawn (the same ones under mutation testing, whatever
+    $HARNESS_EXAMPLES says; 3-8 processes, 40-160 steps, crashes, unknown outcomes,
+    retries, rollbacks to any id):
     it proves nearly every session, never refutes one, and its proofs replay. (Its
     observer shortcut taken for any op that leaves the states as they were refuted one of
     these.)"""
@@ -338,9 +340,10 @@ def test_the_frontier_search_never_refutes_a_valid_session_of_a_fixed_sample() -
                      p_crash=0.05, p_info=0.1, p_fail=0.05, p_retry=0.2, p_any_id=0.2)
         for so in group_by_session(simulate(seed, prm))[0].values():
             ops = session_ops(so, Evidence())
-            out = search(ops, time.monotonic() + 10, 20_000)
-            assert out.ok is not False, seed
-            if out.ok:
-                proven += 1
-                assert replays(certify([ops[k] for k in out.order], out.path)), seed
-    assert proven >= 140
+            for early in (False, True):
+                out = search(ops, time.monotonic() + 10, 20_000, early=early)
+                assert out.ok is not False, seed
+                if out.ok:
+                    proven += 1
+                    assert replays(certify([ops[k] for k in out.order], out.path)), seed
+    assert proven >= 280
