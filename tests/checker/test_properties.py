@@ -89,7 +89,9 @@ def test_fast_checker_is_never_stricter_than_the_exact_one(seed: int, prm: Param
 @given(seed=st.integers(0, 2**32 - 1))
 def test_fast_checker_on_larger_busier_histories(seed: int) -> None:
     prm = Params(procs=8, sessions=2, steps=1500, p_crash=0.01, p_info=0.03, p_fail=0.03)
-    res = check(simulate(seed, prm))
+    # 5 s of exact decision per history, not 30: about one in six has a session no search
+    # decides within its steps, and a pass is what this asserts, not a proof
+    res = check(simulate(seed, prm), budget_s=5.0)
     assert res.valid, [(v.kind, v.message) for v in res.violations]
 
 
