@@ -1,12 +1,16 @@
 """Recorded sessions of 16 writers that the searches once could not decide.
 
 Each file in ``data/`` is one session of a recording of ``harness run scenarios/smoke.toml
---workers 16 --ops 1000`` (1,380 ops, 133 rollbacks, about 5.6 ops pending at each
-invocation), its events renumbered. Before a failed search's states were compared by
+--workers 16`` (``-a``, ``-b``: ``--ops 1000``, 1,380 ops, 133 rollbacks, about 5.6 ops
+pending at each invocation; ``-c``: ``--ops 200 --seed 1``, 1,124 ops), its events
+renumbered. Before a failed search's states were compared by
 their candidate contents (``frontier._covered``) and a set's states one snapshot apart
 were merged (``lazy.merge``), the frontier search left ``w16-s1-a`` undecided (150,000
 configurations after 615,000 steps) and needed 234,000 steps for ``w16-s1-b`` (its sets
 held 182-364 states, a product of rollbacks whose contents no read had told apart yet).
+``w16-s1-c`` takes the frontier search 281,000 steps trying ops earliest completion
+first, and about 137,000 trying them earliest invocation first (a rollback that ran for
+12 ms belongs before the next rollback overwrote it, where it began).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import pytest
 
 from harness.checker import check
 from harness.checker.evidence import Evidence
-from harness.checker.exact import replays, session_ops
+from harness.checker.exact import SESSION_STEPS, replays, session_ops
 from harness.checker.fast import check_fast
 from harness.checker.frontier import search
 from harness.checker.lazy import certify
@@ -39,6 +43,14 @@ def test_the_frontier_search_proves_a_recorded_16_writer_session(name: str, step
     (so,) = group_by_session(_events(name))[0].values()
     ops = session_ops(so, Evidence())
     out = search(ops, time.monotonic() + 300, steps)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+
+
+def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
+    (so,) = group_by_session(_events("w16-s1-c"))[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, SESSION_STEPS, early=True)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
 
