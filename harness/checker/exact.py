@@ -25,6 +25,7 @@ from harness.checker.frontier import begin as begin_frontier
 from harness.checker.jit import begin as begin_jit
 from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, Run, advance, linearize, stop
+from harness.checker.linearize import begin as begin_eager
 from harness.checker.model import GHOST, INIT, ModelOp, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
 from harness.checker.plain import prove
@@ -150,8 +151,14 @@ class Undecided:
 #: within them keeps the fast rules' verdict and is named as not proven (a 244-op
 #: generated session of 8 writers spent 4.4 s of CPU here before that).
 SESSION_STEPS = 150_000
-#: The eager search's share, last (its steps are about ten times cheaper).
-EAGER_STEPS = 50_000
+#: The eager search's share (:mod:`~harness.checker.linearize` on the eager model; its
+#: steps are about ten times cheaper), run beside the others: a session whose snapshots
+#: could have taken many contents, which no read tells apart (a session with no read but
+#: the final one), leaves the lazy model's searches with thousands of candidate states,
+#: where the eager one guesses a content and goes on (415 steps for one that the three
+#: others had not decided in 1,300,000).
+EAGER_STEPS = 500_000
+EAGER_RATIO = 2
 #: The first, short try: the same walk on the lazy model (it proves, never refutes), at
 #: most :data:`QUICK_PER_OP` steps per op plus 256, and :data:`QUICK_STEPS` in all. Where it
 #: proves a session cheaply it does so in 1-2 steps per op (most sessions of 2-4 writers,
@@ -349,40 +356,41 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     """The searches one session gets, in order, until one decides it (the last outcome
     is the verdict; ``ok`` None: undecided). First a short walk on the lazy model
     (``quick``, if :meth:`Prover.prove_first` ran it; proofs only, the quickest on most
-    sessions). Then three searches run side by side, resumed in turn: the depth-first
+    sessions). Then four searches run side by side, resumed in turn: the depth-first
     frontier search (many writers, long rollbacks) trying ops earliest completion first,
     one slice ahead; the just-in-time one (it walks the events in order: no backtracking
-    across hundreds of ops when the other loses its way); and the frontier search trying
-    ops earliest invocation first (where an op that ran for long belongs decides its
-    steps). Each frontier search gets a slice of :data:`SLICE` steps for every
-    :data:`JIT_RATIO` times as many of the other. Which one a session needs cannot be
-    told beforehand (each decides some sessions in a small part of the steps the others
-    take), and so no budget is spent in one go on a session another decides cheaply.
-    The default check stops each frontier search at ``steps`` and the just-in-time one
-    at :data:`JIT_STEPS`;
-    ``check --exact`` (``steps`` None) goes on until three quarters of the time is gone.
-    Last, the eager search, often the quicker to refute (a refutation explores it all),
-    with :data:`EAGER_STEPS` (``--exact``: the time left)."""
+    across hundreds of ops when the other loses its way); the frontier search trying ops
+    earliest invocation first (where an op that ran for long belongs decides its steps);
+    and the eager Wing-Gong search (snapshot contents guessed where a snapshot is placed:
+    quick where the lazy model's candidates pile up, and often the quicker to refute).
+    Each frontier search gets a slice of :data:`SLICE` steps for every :data:`JIT_RATIO`
+    times as many of the just-in-time one and :data:`EAGER_RATIO` times as many of the
+    eager one. Which one a session needs cannot be told beforehand (each decides some
+    sessions in a small part of the steps the others take), and so no budget is spent in
+    one go on a session another decides cheaply. The default check stops each at its
+    share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
+    ``check --exact`` (``steps`` None) goes on until the deadline."""
     out = quick if quick is not None else _quick_walk(ops, deadline)
     tries = [out]
     if out.ok is not None:
         return tries
-    start = time.monotonic()
-    until = deadline if steps is not None else start + 0.75 * max(deadline - start, 0.0)
-    caps = (steps, JIT_STEPS) if steps is not None else (1 << 62, 1 << 62)
+    caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     # (run, slice, cap, slices ahead): the frontier search starts one slice ahead, which
     # is all most sessions need (2-4 steps per op)
-    runs: list[tuple[Run, int, int, int]] = [(begin_frontier(ops), SLICE, caps[0], 1),
-                                            (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0),
-                                            (begin_frontier(ops, early=True), SLICE, caps[0], 0)]
+    runs: list[tuple[Run, int, int, int]] = [
+        (begin_frontier(ops), SLICE, caps[0], 1),
+        (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0),
+        (begin_frontier(ops, early=True), SLICE, caps[0], 0),
+        (begin_eager(ops), SLICE * EAGER_RATIO, caps[2], 0),
+    ]
     turn = 0
     while runs:
         turn += 1
         for entry in list(runs):
             run, share, cap, ahead = entry
             allowed = (turn + ahead) * share
-            got = advance(run, until, min(allowed, cap))
-            if got is None and allowed < cap and time.monotonic() <= until:
+            got = advance(run, deadline, min(allowed, cap))
+            if got is None and allowed < cap and time.monotonic() <= deadline:
                 continue  # its slice is used up: the other's turn
             runs.remove(entry)
             got = got if got is not None else stop(run)
@@ -391,7 +399,6 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
                 for other in runs:
                     other[0].close()
                 return tries
-    tries.append(linearize(ops, deadline, EAGER_STEPS if steps is not None else 1 << 62))
     return tries
 
 

@@ -148,9 +148,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
 
     lin, states, done = 0, start, 0
     todo = candidates(lin, states)
+    mark = 256  # the next yield: steps go up by a configuration's states, not by one
     while True:
         steps += 1
-        if not steps & 255:
+        if steps >= mark:
+            mark = steps + 256
             try:
                 yield steps
             except Budget:

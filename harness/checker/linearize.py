@@ -33,7 +33,8 @@ from harness.checker.lazy import LAZY_INIT, make_step
 from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
-__all__ = ["MAX_CACHED", "OBSERVERS", "Budget", "Outcome", "Run", "advance", "drive", "linearize", "stop"]
+__all__ = ["MAX_CACHED", "OBSERVERS", "Budget", "Outcome", "Run", "advance", "begin", "drive", "linearize",
+           "stop"]
 
 #: Explored configurations remembered at most: past them the outcome is unknown (memory,
 #: not time, would run out first; a state holds the session's turns and snapshots).
@@ -154,6 +155,13 @@ def linearize(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62,
     does not depend on the machine's speed); past either the outcome is unknown. ``lazy``:
     walk the lazy model, which finds linearizations (with their ``path``) but refutes
     nothing (see the module's docstring)."""
+    return drive(begin(ops, lazy), deadline, max_steps)
+
+
+def begin(ops: Sequence[ModelOp], lazy: bool = False) -> Run:
+    """:func:`linearize` as a resumable run (:data:`Run`): it yields its steps every 1,024,
+    and returns an undecided outcome when :class:`Budget` is thrown into it or past
+    :data:`MAX_CACHED` configurations."""
     s = _Search(ops)
     model: Any = make_step(ops) if lazy else step
     observer = [op.kind in OBSERVERS for op in ops]
@@ -166,9 +174,13 @@ def linearize(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62,
     steps = 0
     while s.remaining:
         steps += 1
-        if not steps & 1023 and (time.monotonic() > deadline or steps > max_steps
-                                 or len(cache) > MAX_CACHED):
-            return Outcome(None, best.stuck, best.state, best.depth, steps)
+        if not steps & 1023:
+            if len(cache) > MAX_CACHED:
+                return Outcome(None, best.stuck, best.state, best.depth, steps)
+            try:
+                yield steps
+            except Budget:
+                return Outcome(None, best.stuck, best.state, best.depth, steps)
         if not s.is_ret[e]:
             n = s.op_of[e]
             alts = model(state, ops[n])

@@ -188,11 +188,11 @@ def test_exact_mode_does_not_recount_a_session_whose_evidence_was_capped() -> No
 
 def test_the_frontier_and_just_in_time_searches_run_side_by_side(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """After the lazy walk (skipped here), the three searches take turns: a session the
-    frontier search cannot decide within its share (in either order of trying) is decided
-    by the just-in-time one, and the other way round; with none able to, the eager search
-    gets the last try, and the session stays undecided. Each proof found replays through
-    the eager model."""
+    """After the lazy walk (skipped here), the four searches take turns: a session the
+    frontier search (in either order of trying) and the eager one cannot decide within
+    their shares is decided by the just-in-time one, and by the frontier search with the
+    others stopped, or by the eager one; with none able to, the session stays undecided.
+    Each proof found replays through the eager model."""
     import time
 
     import harness.checker.exact as exact
@@ -211,13 +211,18 @@ def test_the_frontier_and_just_in_time_searches_run_side_by_side(
     def searches(frontier_steps: int) -> list[Outcome]:
         return exact._searches(ops, time.monotonic() + 60, frontier_steps, None)
 
-    by_jit = searches(1)  # the frontier search stops at once, in both orders: jit decides
-    assert [t.ok for t in by_jit] == [None, None, None, True]
+    eager_steps = exact.EAGER_STEPS
+    monkeypatch.setattr(exact, "EAGER_STEPS", 1)
+    by_jit = searches(1)  # the frontier search stops at once in both orders, eager too
+    assert [t.ok for t in by_jit] == [None, None, None, None, True]
     by_frontier = searches(exact.SESSION_STEPS)
     monkeypatch.setattr(exact, "JIT_STEPS", 1)
-    assert [t.ok for t in searches(exact.SESSION_STEPS)] == [None, True]  # no need of the other
-    monkeypatch.setattr(exact, "EAGER_STEPS", 1)
+    assert [t.ok for t in searches(exact.SESSION_STEPS)] == [None, True]  # no need of the others
     # frontier, jit, frontier trying early ops first, eager: undecided
     assert [t.ok for t in searches(1)] == [None, None, None, None, None]
+    monkeypatch.setattr(exact, "EAGER_STEPS", eager_steps)
+    by_eager = searches(1)  # all but the eager search stop at once
+    assert [t.ok for t in by_eager] == [None, None, None, None, True]
+    assert exact.replays([ops[k] for k in by_eager[-1].order])
     for out in (by_jit[-1], by_frontier[-1]):
         assert exact.replays(certify([ops[k] for k in out.order], out.path))
