@@ -151,8 +151,8 @@ class Undecided:
 #: within them keeps the fast rules' verdict and is named as not proven (a 244-op
 #: generated session of 8 writers spent 4.4 s of CPU here before that).
 SESSION_STEPS = 150_000
-#: The eager search's share (:mod:`~harness.checker.linearize` on the eager model; its
-#: steps are about ten times cheaper), run beside the others: a session whose snapshots
+#: The eager search's share (:mod:`~harness.checker.linearize` on the eager model; 2-4
+#: microseconds a step here), run beside the others: a session whose snapshots
 #: could have taken many contents, which no read tells apart (a session with no read but
 #: the final one), leaves the lazy model's searches with thousands of candidate states,
 #: where the eager one guesses a content and goes on (415 steps for one that the three
