@@ -142,14 +142,14 @@ class Undecided:
 
 #: The default check's budget for one session's frontier search, in each of its two
 #: orders of trying (:mod:`~harness.checker.frontier`; steps: states of its
-#: configurations, 10-30 microseconds each here), beside :data:`JIT_STEPS` of the
-#: just-in-time search and then :data:`EAGER_STEPS` of the eager one. On the recorded
+#: configurations, 10-35 microseconds each here), beside :data:`JIT_STEPS` of the
+#: just-in-time search and :data:`EAGER_STEPS` of the eager one. On the recorded
 #: 16-writer smoke sessions that need a search past the first slice, the first order
 #: decides all but one within 41,000 steps; that one took 137,000 in the other order.
 #: Counted in steps, not seconds, so that a verdict does not depend on the machine's
-#: speed or load. A session the searches cannot decide
-#: within them keeps the fast rules' verdict and is named as not proven (a 244-op
-#: generated session of 8 writers spent 4.4 s of CPU here before that).
+#: speed or load. A session the searches cannot decide within them keeps the fast rules'
+#: verdict and is named as not proven (two such sessions, of 167 and 462 ops, spent 12
+#: and 23 s of CPU here before that).
 SESSION_STEPS = 150_000
 #: The eager search's share (:mod:`~harness.checker.linearize` on the eager model; 2-4
 #: microseconds a step here), run beside the others: a session whose snapshots
@@ -158,7 +158,6 @@ SESSION_STEPS = 150_000
 #: where the eager one guesses a content and goes on (415 steps for one that the three
 #: others had not decided in 1,300,000).
 EAGER_STEPS = 500_000
-EAGER_RATIO = 2
 #: The first, short try: the same walk on the lazy model (it proves, never refutes), at
 #: most :data:`QUICK_PER_OP` steps per op plus 256, and :data:`QUICK_STEPS` in all. Where it
 #: proves a session cheaply it does so in 1-2 steps per op (most sessions of 2-4 writers,
@@ -166,14 +165,16 @@ EAGER_RATIO = 2
 #: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
-#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 7-25
+#: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 25-35
 #: microseconds each here), run beside the frontier search (on those sessions it decided
 #: 4 of 7 within 1,000,000 steps, one where the frontier search needs five times more).
 JIT_STEPS = 300_000
-#: The frontier and just-in-time searches run side by side (:func:`_searches`), resumed in
-#: turn: ``SLICE`` steps of the one, then ``SLICE * JIT_RATIO`` of the other.
+#: The searches run side by side (:func:`_searches`), resumed in turn: ``SLICE`` steps of
+#: each frontier search, ``SLICE * JIT_RATIO`` of the just-in-time one and
+#: ``SLICE * EAGER_RATIO`` of the eager one (whose steps are the cheapest).
 SLICE = 5_000
 JIT_RATIO = 3
+EAGER_RATIO = 2
 
 
 #: Past this mean number of ops pending at an invocation (the op itself included), the

@@ -18,8 +18,8 @@ not complete: it gives linearizations (with ``path``, for
 
 What every search returns lives here too: :class:`Outcome`, and the protocol of a search
 that can be paused and resumed (:data:`Run`: :func:`advance`, :func:`stop`,
-:func:`drive`), which the frontier and just-in-time searches follow so that
-:func:`harness.checker.exact.judge` can run them side by side.
+:func:`drive`), which this walk (:func:`begin`), the frontier and the just-in-time
+searches follow so that :func:`harness.checker.exact.judge` can run them side by side.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class Outcome:
     path: tuple[Any, ...] = ()  # when ok: the state before each of them, then the last
 
 
-#: A search that can be resumed (:func:`harness.checker.frontier.begin`,
+#: A search that can be resumed (:func:`begin`, :func:`harness.checker.frontier.begin`,
 #: :func:`harness.checker.jit.begin`): it yields its steps so far, and returns its outcome.
 Run = Generator[int, None, Outcome]
 
@@ -74,9 +74,9 @@ class Budget(Exception):
 
 
 def drive(run: Run, deadline: float, max_steps: int) -> Outcome:
-    """Run a resumable search (:func:`harness.checker.frontier.begin`, :func:`harness.checker.jit.begin`) to its
-    outcome, or until ``deadline`` or ``max_steps``, then stop it: its outcome is then
-    unknown (``ok`` None), with how far it got."""
+    """Run a resumable search (:data:`Run`) to its outcome, or until ``deadline`` or
+    ``max_steps``, then stop it: its outcome is then unknown (``ok`` None), with how far
+    it got."""
     out = advance(run, deadline, max_steps)
     return out if out is not None else stop(run)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +25,8 @@ from harness.checker.exact import check_exact, replays, session_ops
 from harness.checker.frontier import search
 from harness.checker.jit import search_jit
 from harness.checker.lazy import certify
-from harness.checker.linearize import linearize
+from harness.checker.linearize import Outcome, linearize
+from harness.checker.model import ModelOp
 from harness.checker.ops import group_by_session
 from harness.checker.plain import prove
 from harness.history import Event, iter_ops
@@ -241,25 +243,7 @@ def test_the_just_in_time_search_agrees_with_brute_force(seed: int, buggy: bool)
     """harness.checker.jit on its own (the joined sweep, the guided walk): linearizable
     exactly when brute force says so, on tiny histories with rollbacks (valid, scrambled,
     or of a buggy store), and every proof it gives replays through the eager model."""
-    events = _tiny(seed, buggy)
-    try:
-        truth = brute_force(events, budget=50_000)
-    except TooBig:
-        assume(False)
-    got = True
-    for so in group_by_session(events)[0].values():
-        found = Evidence()
-        ops = session_ops(so, found)
-        if found.count():
-            got = False
-            break
-        out = search_jit(ops, time.monotonic() + 10)
-        assert out.ok is not None
-        if not out.ok:
-            got = False
-            break
-        assert replays(certify([ops[k] for k in out.order], out.path))
-    assert got is truth
+    _alone_agrees_with_brute_force(_tiny(seed, buggy), search_jit)
 
 
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -268,9 +252,17 @@ def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool, ear
     """harness.checker.frontier on its own, trying ops earliest completion or earliest
     invocation first (merged sets of states, failed configurations covering others, the
     path built back through merged sets): linearizable exactly when brute force says so,
-    on the tiny histories of the test below, and every proof it gives replays through
+    on the tiny histories of the test above, and every proof it gives replays through
     the eager model."""
-    events = _tiny(seed, buggy)
+    _alone_agrees_with_brute_force(
+        _tiny(seed, buggy), lambda ops, deadline: search(ops, deadline, early=early))
+
+
+def _alone_agrees_with_brute_force(events: list[Event],
+                                   decide: Callable[[list[ModelOp], float], Outcome]) -> None:
+    """One search on its own (``decide(ops, deadline)``) says linearizable exactly when
+    brute force does (a history too big for brute force is not drawn), decides every
+    session, and each proof it gives replays through the eager model."""
     try:
         truth = brute_force(events, budget=50_000)
     except TooBig:
@@ -282,7 +274,7 @@ def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool, ear
         if found.count():
             got = False
             break
-        out = search(ops, time.monotonic() + 10, early=early)
+        out = decide(ops, time.monotonic() + 10)
         assert out.ok is not None
         if not out.ok:
             got = False

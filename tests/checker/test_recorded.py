@@ -6,7 +6,7 @@ pending at each invocation; ``-c``: ``--ops 200 --seed 1``, 1,124 ops), its even
 renumbered. Before a failed search's states were compared by
 their candidate contents (``frontier._covered``) and a set's states one snapshot apart
 were merged (``lazy.merge``), the frontier search left ``w16-s1-a`` undecided (150,000
-configurations after 615,000 steps) and needed 234,000 steps for ``w16-s1-b`` (its sets
+configurations, its memory bound, after 455,000 steps) and needed 234,000 steps for ``w16-s1-b`` (its sets
 held 182-364 states, a product of rollbacks whose contents no read had told apart yet).
 ``w16-s1-c`` takes the frontier search 281,000 steps trying ops earliest completion
 first, and about 137,000 trying them earliest invocation first (a rollback that ran for
