@@ -448,11 +448,13 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     """The session's ops as the search sees them; unreadable reads and listings are
     reported to ``found`` and left out. Raises ``_Unmodelled`` for an op that may have taken
     effect but whose value breaks the history's format (the verdict is then unknown)."""
-    ops: list[ModelOp] = []
+    # (kind, lo, hi, arg, out, inv, comp): plain tuples here, each made a ModelOp once
+    # by _tighten (a frozen dataclass costs a µs to build, and sessions have thousands)
+    ops: list[_Raw] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
             out: Any = None) -> None:
-        ops.append(ModelOp(len(ops), kind, inv.time, hi, arg, out, inv, comp))
+        ops.append((kind, inv.time, hi, arg, out, inv, comp))
 
     # one string per appended turn, shared by every read that shows it: reads compare and
     # hash turns that are the same objects (a role changed by the store makes another turn)
@@ -468,20 +470,31 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
             if v[1] not in turns:
                 roles[v[1]], turns[v[1]] = v[0], turn
             add("append", inv, comp, _hi(comp), arg=turn)
+    last: Any = ()  # the last read's items and turns: most reads extend the one before
+    last_out: tuple[str, ...] = ()
     for inv, comp in so.reads:
         if comp is not None and comp.type in ("ok", "fail"):
-            out = _turns(comp.value, roles, turns) if comp.type == "ok" else None
+            out = None
+            if comp.type == "ok":
+                items, k = comp.value, len(last)
+                if k and type(items) is list and items[:k] == last:  # equal items, same turns
+                    tail = _turns(items[k:], roles, turns)
+                    out = None if tail is None else last_out + tail
+                else:
+                    k, out = 0, _turns(items, roles, turns)
+                if out is not None:
+                    last, last_out = items, out
             if out is None:
                 _unreadable(so.session, "read", inv, comp, found)
             else:
-                add("read", inv, comp, comp.time, out=out)
+                add("read", inv, comp, comp.time, arg=k, out=out)  # k: as the read before
     created = _snapshot_ops(so, add)
     referenced = _rollback_ops(so, add)
     targeted = set(referenced)  # ids a rollback may restore: only their content matters
     for inv, comp in so.lists:
         if comp is not None and comp.type in ("ok", "fail"):
             v = comp.value
-            ok = comp.type == "ok" and type(v) is list and all(type(x) is str for x in v)
+            ok = comp.type == "ok" and type(v) is list and set(map(type, v)) <= _STR
             if not ok:
                 _unreadable(so.session, "list_snapshots", inv, comp, found)
             else:
@@ -490,7 +503,7 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     return _tighten(ops, tuple(sorted(referenced - created)), frozenset(targeted))
 
 
-def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
+def _tighten(ops: list[_Raw], unexplained: tuple[str, ...],
              targeted: frozenset[str]) -> list[ModelOp]:
     """Equivalent ops that are cheaper to search.
 
@@ -510,14 +523,16 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
     where: dict[str, tuple[tuple[str, ...], int]] = {}  # the first read showing t, t's place
     # the earliest return of a read showing t, for the turns of unknown-outcome appends
     # (the only ones it bounds): a few, so each read is intersected with them
-    unknown = {o.arg for o in ops if o.kind == "append" and o.hi == INF}
+    unknown = {o[3] for o in ops if o[0] == "append" and o[2] == INF}
     first_seen: dict[str, int] = {}
     for o in ops:
-        if o.kind == "read":
-            out_, hi = o.out, o.hi
-            new = set(out_).difference(where)  # most reads show no turn for the first time
+        if o[0] == "read":
+            # the turns a read shows first: not among the first k, which the read before
+            # it (in this order, so looked at already) showed too
+            out_, hi, k = o[4], o[2], o[3]
+            new = set(out_[k:] if k else out_).difference(where)
             if len(new) > 4:
-                for i, t in enumerate(out_):
+                for i, t in enumerate(out_[k:], k):
                     if t in new and t not in where:  # a turn shown twice: its first place
                         where[t] = (out_, i)
             else:
@@ -528,31 +543,36 @@ def _tighten(ops: list[ModelOp], unexplained: tuple[str, ...],
                     if hi < first_seen.get(t, INF):
                         first_seen[t] = hi
     out: list[ModelOp] = []
-    appended = Counter(o.arg for o in ops if o.kind == "append")
-    for o in ops:
-        if o.kind == "append" and appended[o.arg] > 1:
+    appended = Counter(o[3] for o in ops if o[0] == "append")
+    for kind, lo, hi, arg, got, inv, comp in ops:
+        if kind == "append" and appended[arg] > 1:
             # A turn appended twice (a retry): which of the two a read shows is not known.
-            o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, None, o.inv, o.comp)
-        elif o.kind == "append":
-            seen = first_seen.get(o.arg)
-            if seen is None and o.hi == INF:
+            got = None
+        elif kind == "append":
+            seen = first_seen.get(arg)
+            if seen is None and hi == INF:
                 continue
-            hi = o.hi if seen is None or o.hi != INF else max(seen, o.lo)
-            src = where.get(o.arg)
+            if seen is not None and hi == INF:
+                hi = max(seen, lo)
+            src = where.get(arg)
             if src is None:  # acknowledged, and no read shows it: one ghost like any other
-                o = ModelOp(len(out), o.kind, o.lo, hi, GHOST, None, o.inv, o.comp)
+                arg = GHOST
             else:
-                o = ModelOp(len(out), o.kind, o.lo, hi, o.arg, src[0][:src[1]], o.inv, o.comp)
-        elif o.kind == "snapshot?":
+                got = src[0][:src[1]]
+        elif kind == "snapshot?":
             if not unexplained:
                 continue
-            o = ModelOp(len(out), o.kind, o.lo, o.hi, unexplained, o.out, o.inv, o.comp)
-        elif o.kind == "snapshot" and o.out not in targeted:
-            o = ModelOp(len(out), "snapshot-id", o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
-        else:
-            o = ModelOp(len(out), o.kind, o.lo, o.hi, o.arg, o.out, o.inv, o.comp)
-        out.append(o)
+            arg = unexplained
+        elif kind == "snapshot" and got not in targeted:
+            kind = "snapshot-id"
+        elif kind == "read":
+            arg = None
+        out.append(ModelOp(len(out), kind, lo, hi, arg, got, inv, comp))
     return out
+
+
+#: An op before :func:`_tighten`: (kind, lo, hi, arg, out, inv, comp).
+_Raw = tuple[str, int, int, Any, Any, Event, "Event | None"]
 
 
 def _turns(items: Any, roles: dict[str, str], turns: dict[str, str]) -> tuple[str, ...] | None:
@@ -583,6 +603,7 @@ def _turns(items: Any, roles: dict[str, str], turns: dict[str, str]) -> tuple[st
 
 
 _PAIRS = {list, tuple}
+_STR = {str}
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 

@@ -99,7 +99,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
     visited: set[tuple[int, States]] = set()
-    failed: dict[Any, list[tuple[Any, ...]]] = {}
+    failed: dict[int, dict[Any, list[Any]]] = {}
     start: States = frozenset({LAZY_INIT})
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
     placed_order: list[int] = []
@@ -159,8 +159,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 return outcome(None)
         if done == must:
             order = tuple(placed_order)
-            path = exact_path(step, [ops[n] for n in order])
-            assert path is not None, "the order the search found explains every result"
+            # the sets of states along the order are the stack's: no need to step again
+            path = exact_path(step, [ops[n] for n in order], [*(x[1] for x in stack), states])
             return Outcome(True, explored=steps, order=order, path=path)
         moved = False
         while todo:
@@ -212,19 +212,19 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             best = (len(placed_order), ops[stuck] if stuck is not None else None, states)
         if not stack:
             return outcome(False)
+        _failed(failed, lin, states)  # every way on from it was tried
         lin, states, todo, done = stack.pop()
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k
         prv_of[nxt_of[k]] = k
 
 
-def _covered(failed: dict[Any, list[Any]], lin: int, states: States) -> bool:
-    """Whether configuration ``(lin, states)`` can only fail, by what ``failed`` holds;
-    if not, its states are added to ``failed`` (the search is about to explore it).
+def _covered(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> bool:
+    """Whether configuration ``(lin, states)`` can only fail, by what ``failed`` holds
+    (:func:`_failed`).
 
-    ``failed`` holds the states of the configurations explored, by ops placed, turns, ids
-    and open windows; with the same ops placed they have all failed (placed ops only grow
-    along the search's path, and it stops at the first success). A set of states has a
+    ``failed`` holds the states of the configurations that failed, by ops placed, turns,
+    ids and open windows. A set of states has a
     way to the end iff one of its states has, and a state whose candidate contents are
     each within a failed state's (the rest equal) has no way the failed one lacks: the
     lazy step branches on each candidate alike. So a configuration whose every state is
@@ -232,14 +232,22 @@ def _covered(failed: dict[Any, list[Any]], lin: int, states: States) -> bool:
     a dead end left hundreds of configurations with the same ops placed, differing only
     in which states a window had passed through: 150,000 configurations without this,
     24,000 steps with it.)"""
-    if all(_one_covered(failed.get((lin, s[0], s[1], s[3])), s[2]) for s in states):
-        return True
+    got = failed.get(lin)  # most configurations: no failed one with these ops placed
+    return got is not None and all(_one_covered(got.get((s[0], s[1], s[3])), s[2])
+                                   for s in states)
+
+
+def _failed(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> None:
+    """Remember that configuration ``(lin, states)`` failed (the last
+    :data:`MAX_COVERING` per key). Only when it fails: one the search is still on has
+    fewer ops placed than any it meets on the way (placed ops only grow along the path),
+    so it could not cover them, and a search that never backs up remembers nothing."""
+    by_key = failed.setdefault(lin, {})
     for s in states:
-        got = failed.setdefault((lin, s[0], s[1], s[3]), [])
+        got = by_key.setdefault((s[0], s[1], s[3]), [])
         if len(got) >= MAX_COVERING:
             del got[0]
         got.append(s[2])
-    return False
 
 
 def _one_covered(got: list[Any] | None, contents: Any) -> bool:
@@ -299,45 +307,45 @@ def _one(states: States) -> Any:
     return min(states, key=lambda x: (len(x[0]), x[0], repr(x[1:])))
 
 
-def exact_path(step: Any, order: Sequence[ModelOp]) -> tuple[Any, ...] | None:
+def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) -> tuple[Any, ...]:
     """One sequence of lazy states along ``order`` that explains every result (the state
-    before each op, then the last), or None if none does.
+    before each op, then the last), given ``layers``: the sets of states before each op
+    and after the last, each stepped from the one before and merged
+    (:func:`~harness.checker.lazy.merge`), as the search's stack holds them.
 
-    Forward, the sets of states after each op, merged (:func:`~harness.checker.lazy.merge`);
-    then back from the last, a state of each set that steps to the one chosen after it.
-    A merged state stands for several runs, so the way back keeps what the rest of the
+    Back from the last, a state of each set that steps to the one chosen after it. A
+    merged state stands for several runs, so the way back keeps what the rest of the
     path needs of it: for each snapshot a rollback restored later, the content restored
     (``need``), asked of every state on the way back until the one where that content
     entered the snapshot's candidates (its window was open on those turns). A merged
     state holds every combination of its candidates, one per snapshot, on some run
     (merging joins states one snapshot apart, and the lazy step treats each candidate
     alike), so the way back never has to back up."""
-    layers: list[frozenset[Any]] = [frozenset({LAZY_INIT})]
-    for op in order:
-        nxt = frozenset(s2 for s1 in layers[-1] for s2 in step(s1, op))
-        if not nxt:
-            return None
-        layers.append(merge(nxt) if len(nxt) > 1 else nxt)
     after = _one(layers[-1])
     path = [after]
     need: dict[str, Any] = {}
     for i in range(len(order) - 1, -1, -1):
         op = order[i]
-        for before in layers[i]:  # any will do: the path is a proof's, replayed, not shown
-            if any(_fits(s2, after, need) for s2 in step(before, op)):
-                break
-        else:  # pragma: no cover - every state of a merged set is on some run
-            raise AssertionError("no state before a merged one")
+        if len(layers[i]) == 1:  # the common case: the one state before steps to ``after``
+            (before,) = layers[i]
+        else:
+            for before in layers[i]:  # any will do: the path is a proof's, replayed, not shown
+                if any(_fits(s2, after, need) for s2 in step(before, op)):
+                    break
+            else:  # pragma: no cover - every state of a merged set is on some run
+                raise AssertionError("no state before a merged one")
+        path.append(before)
+        after = before
+        if op.kind not in ROLLBACKS and (not need or before[2] is path[-2][2]):
+            continue  # nothing asked of the state before, or its candidates are the same
         kept = {}
         cands = {sid: c for sid, c, _ in before[2]}
         for sid, c in need.items():
             if c in cands.get(sid, ()):
                 kept[sid] = c  # it was already a candidate: look further back
         if op.kind in ROLLBACKS and isinstance(cands.get(op.arg), frozenset):
-            kept[op.arg] = after[0]  # what this rollback restored was a candidate before it
+            kept[op.arg] = path[-2][0]  # what this rollback restored was a candidate before it
         need = kept
-        path.append(before)
-        after = before
     return tuple(reversed(path))
 
 
