@@ -226,3 +226,41 @@ def test_the_frontier_and_just_in_time_searches_run_side_by_side(
     assert exact.replays([ops[k] for k in by_eager[-1].order])
     for out in (by_jit[-1], by_frontier[-1]):
         assert exact.replays(certify([ops[k] for k in out.order], out.path))
+
+
+def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_after(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the lazy walk does not prove a session (skipped here), the frontier search's
+    first steps (FRONTIER_FIRST_PER_OP per op) do, before the fast rules run; a session
+    they do not decide is searched on by ``judge`` from where they stopped, not afresh:
+    the same steps in all as one search without a pause."""
+    import time
+
+    import harness.checker.exact as exact
+    from harness.checker.evidence import Evidence
+    from harness.checker.frontier import search
+    from harness.checker.linearize import Outcome
+    from harness.checker.ops import group_by_session
+    from tests.checker.simulate import Params, simulate
+
+    monkeypatch.setattr(exact, "_quick_walk", lambda ops, deadline: Outcome(None))
+    first = exact.FRONTIER_FIRST_PER_OP
+    # 94 ops, 362 steps; then 187 ops, 1,067 steps (the first try: 4 x 187 + 256)
+    for seed, steps, proven_first in ((3, 300, True), (4, 600, False)):
+        [so] = group_by_session(simulate(seed, Params(procs=6, sessions=1, steps=steps)))[0].values()
+        ops = exact.session_ops(so, Evidence())
+        alone = search(ops, time.monotonic() + 60)
+        assert alone.ok is True
+        assert (alone.explored <= first * len(ops)) is proven_first
+        prover = exact.Prover()
+        assert prover.prove_first(so) is proven_first
+        if proven_first:
+            assert (prover.tally.proven, prover.tally.by_chain) == (1, 0)
+            assert prover.tally.explored == alone.explored
+            continue
+        assert prover._tried is not None
+        run = prover._tried[1].frontier
+        assert run is not None and run.gi_frame is not None  # paused, not done
+        assert prover.judge(so, Evidence()) is True
+        assert run.gi_frame is None  # that very run went on to the proof
+        assert prover.tally.explored == alone.explored
