@@ -1,0 +1,83 @@
+"""The frontier search's parts on their own (harness.checker.frontier): which failed
+configuration covers another (``_one_covered``, ``_covered``, ``_failed``) and which state
+of a merged set a proof's path may go through (``_fits``).
+
+A lazy state is (turns, ids, contents, open windows); contents are (snapshot id, content,
+rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a frozenset)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _one_covered
+
+A, B, C = ("a",), ("a", "b"), ("c",)
+
+
+def cands(*contents: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    return frozenset(contents)
+
+
+def state(*contents: tuple[str, Any, int], turns: tuple[str, ...] = A,
+          open_: tuple[tuple[str, int], ...] = ()) -> Any:
+    return (turns, frozenset(c[0] for c in contents), tuple(contents), open_)
+
+
+def test_a_failed_content_covers_one_with_fewer_candidates_only() -> None:
+    failed = (("x", cands(A, B), 2), ("y", C, 1))
+    assert _one_covered(None, failed) is False  # nothing failed with these
+    assert _one_covered([failed], failed) is True
+    assert _one_covered([failed], (("x", cands(A, B), 2), ("y", C, 1))) is True  # equal
+    assert _one_covered([failed], (("x", cands(B), 2), ("y", C, 1))) is True  # fewer
+    assert _one_covered([failed], (("x", cands(A, C), 2), ("y", C, 1))) is False  # one more
+    assert _one_covered([failed], (("x", cands(A), 1), ("y", C, 1))) is False  # rollbacks left
+    assert _one_covered([failed], (("z", cands(A), 2), ("y", C, 1))) is False  # another id
+    assert _one_covered([failed], (("x", cands(A), 2),)) is False  # fewer snapshots
+    assert _one_covered([failed], (("x", cands(A), 2), ("y", A, 1))) is False  # fixed, differs
+    # a fixed content and candidates are never within one another, either way round
+    assert _one_covered([(("y", A, 1),)], (("y", cands(A), 1),)) is False
+    assert _one_covered([(("y", cands(A), 1),)], (("y", A, 1),)) is False
+    # any one of those that failed will do
+    assert _one_covered([(("x", cands(C), 2),), (("x", cands(A, B), 2),)], (("x", cands(A), 2),))
+
+
+def test_a_configuration_is_covered_when_every_state_is() -> None:
+    failed: dict[int, dict[Any, list[Any]]] = {}
+    wide = state(("x", cands(A, B), 1))
+    _failed(failed, 0b101, frozenset({wide}))
+    narrow = state(("x", cands(B), 1))
+    other_turns = state(("x", cands(B), 1), turns=B)
+    assert _covered(failed, 0b101, frozenset({narrow})) is True
+    assert _covered(failed, 0b111, frozenset({narrow})) is False  # other ops placed
+    assert _covered(failed, 0b101, frozenset({narrow, other_turns})) is False  # one is not
+    assert _covered(failed, 0b101, frozenset({state(("x", cands(A, B), 1), open_=(("x", 9),))})) is False
+    assert _covered({}, 0b101, frozenset({narrow})) is False
+
+
+def test_only_the_last_failed_contents_per_key_are_kept() -> None:
+    failed: dict[int, dict[Any, list[Any]]] = {}
+    states = [state(("x", cands((f"t{i}",)), 1)) for i in range(MAX_COVERING + 1)]
+    for s in states:
+        _failed(failed, 1, frozenset({s}))
+    assert _covered(failed, 1, frozenset({states[0]})) is False  # forgotten
+    assert all(_covered(failed, 1, frozenset({s})) for s in states[1:])
+
+
+def test_a_state_fits_a_merged_one_it_is_part_of() -> None:
+    merged = state(("x", cands(A, B), 1), ("y", C, 1))
+    assert _fits(merged, merged, {})
+    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {})
+    assert not _fits(state(("x", cands(A, C), 1), ("y", C, 1)), merged, {})  # a candidate more
+    assert not _fits(state(("x", cands(A), 1), ("y", A, 1)), merged, {})  # fixed, differs
+    assert not _fits(state(("x", cands(A), 2), ("y", C, 1)), merged, {})  # rollbacks left
+    assert not _fits(state(("x", cands(A), 1)), merged, {})  # a snapshot fewer
+    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), turns=B), merged, {})
+    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), open_=(("x", 3),)), merged, {})
+    wrong_ids = (A, frozenset({"x", "y", "z"}), merged[2], ())
+    assert not _fits(wrong_ids, merged, {})
+    renamed = (A, merged[1], (("w", cands(A), 1), ("y", C, 1)), ())
+    assert not _fits(renamed, merged, {})
+    # what a later rollback restored must be among its candidates
+    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {"x": A})
+    assert not _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"x": A})
+    assert _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"z": A})  # not one of its
