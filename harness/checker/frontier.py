@@ -95,7 +95,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     # their windows open as early as they can; then the rest, earliest completion first
     rank = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
     first, then = (lo, hi) if early else (hi, lo)
-    is_list = [o.kind == "list" for o in ops]
+    # the order of trying, as sort keys made once
+    try_key = [(rank[n], first[n], then[n], n) for n in range(len(ops))]
+    try_key_open = [(3 if o.kind == "list" else rank[n], first[n], then[n], n)
+                for n, o in enumerate(ops)]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
     visited: set[tuple[int, States]] = set()
@@ -140,10 +143,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 m = hi[n]
             k = nxt_of[k]
         out = [n for n in out if lo[n] <= m and not (needs[n] & ~lin)]
-        if any(x[3] for x in states):  # a listing ends the open windows: try it last
-            out.sort(key=lambda n: (3 if is_list[n] else rank[n], first[n], then[n], n))
-        else:
-            out.sort(key=lambda n: (rank[n], first[n], then[n], n))
+        if len(out) > 1:
+            # a listing ends the open windows: try it last
+            out.sort(key=(try_key_open if any(x[3] for x in states) else try_key).__getitem__)
         return out
 
     lin, states, done = 0, start, 0
@@ -165,7 +167,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         moved = False
         while todo:
             n = todo.pop(0)
-            nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
+            if len(states) == 1:
+                nxt = frozenset(step(next(iter(states)), ops[n]))
+            else:
+                nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
             if not nxt:
                 continue
             if len(nxt) > MAX_STATES:
