@@ -174,12 +174,17 @@ FRONTIER_FIRST_PER_OP = 4
 #: microseconds each here), run beside the frontier search (on those sessions it decided
 #: 4 of 7 within 1,000,000 steps, one where the frontier search needs five times more).
 JIT_STEPS = 300_000
-#: The searches run side by side (:func:`_searches`), resumed in turn: ``SLICE`` steps of
-#: each frontier search, ``SLICE * JIT_RATIO`` of the just-in-time one and
-#: ``SLICE * EAGER_RATIO`` of the eager one (whose steps are the cheapest).
-SLICE = 5_000
-JIT_RATIO = 3
-EAGER_RATIO = 2
+#: The searches run side by side (:func:`_searches`), resumed in turn, each for its share
+#: of :data:`QUANTUM_S` seconds a turn (counted over the turns, so a search that overran
+#: its time waits): the frontier search trying ops earliest completion first, the
+#: just-in-time one, the frontier search trying ops earliest invocation first, the eager
+#: one. Shares of time, not of steps: a step of the just-in-time search costs ten times one
+#: of the eager search, and a share of steps left a session the first search decides in
+#: 0.5 s taking 4.8 s while the just-in-time search spent its share beside it. Which search
+#: decides first depends on the machine's speed; the verdict does not (each is exact, and
+#: one stops only at its step cap or the deadline).
+SHARES = (2, 1, 1, 1)
+QUANTUM_S = 0.01
 
 
 #: Past this mean number of ops pending at an invocation (the op itself included), the
@@ -378,11 +383,10 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     earliest invocation first (where an op that ran for long belongs decides its steps);
     and the eager Wing-Gong search (snapshot contents guessed where a snapshot is placed:
     quick where the lazy model's candidates pile up, and often the quicker to refute).
-    Each frontier search gets a slice of :data:`SLICE` steps for every :data:`JIT_RATIO`
-    times as many of the just-in-time one and :data:`EAGER_RATIO` times as many of the
-    eager one. Which one a session needs cannot be told beforehand (each decides some
-    sessions in a small part of the steps the others take), and so no budget is spent in
-    one go on a session another decides cheaply. The default check stops each at its
+    Each gets its share of the time (:data:`SHARES`, :data:`QUANTUM_S`), the first
+    search twice the others'. Which one a session needs cannot be told beforehand (each
+    decides some sessions in a small part of the steps the others take), and so no budget
+    is spent in one go on a session another decides cheaply. The default check stops each at its
     share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
     first search, begun by :meth:`Prover.prove_first` (``quick`` is then its outcome if
@@ -394,23 +398,23 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
             frontier.close()
         return tries
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
-    # (run, slice, cap, slices ahead): the frontier search starts one slice ahead, which
-    # is all most sessions need (2-4 steps per op)
-    runs: list[tuple[Run, int, int, int]] = [
-        (frontier if frontier is not None else begin_frontier(ops), SLICE, caps[0], 1),
-        (begin_jit(ops), SLICE * JIT_RATIO, caps[1], 0),
-        (begin_frontier(ops, early=True), SLICE, caps[0], 0),
-        (begin_eager(ops), SLICE * EAGER_RATIO, caps[2], 0),
+    # [run, share of the time, step cap, seconds used]
+    runs: list[list[Any]] = [
+        [frontier if frontier is not None else begin_frontier(ops), SHARES[0], caps[0], 0.0],
+        [begin_jit(ops), SHARES[1], caps[1], 0.0],
+        [begin_frontier(ops, early=True), SHARES[2], caps[0], 0.0],
+        [begin_eager(ops), SHARES[3], caps[2], 0.0],
     ]
     turn = 0
     while runs:
         turn += 1
         for entry in list(runs):
-            run, share, cap, ahead = entry
-            allowed = (turn + ahead) * share
-            got = advance(run, deadline, min(allowed, cap))
-            if got is None and allowed < cap and time.monotonic() <= deadline:
-                continue  # its slice is used up: the other's turn
+            run, share, cap, used = entry
+            start = time.monotonic()
+            got, capped = _resume(run, min(deadline, start + turn * share * QUANTUM_S - used), cap)
+            entry[3] = used + time.monotonic() - start
+            if got is None and not capped and time.monotonic() <= deadline:
+                continue  # its time is used up: the others' turn
             runs.remove(entry)
             got = got if got is not None else stop(run)
             tries.append(got)
@@ -419,6 +423,20 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
                     other[0].close()
                 return tries
     return tries
+
+
+def _resume(run: Run, until: float, cap: int) -> tuple[Outcome | None, bool]:
+    """Resume ``run`` until it decides (its outcome), passes ``cap`` steps (None, True)
+    or the time ``until`` passes (None, False); it can be resumed again."""
+    try:
+        while True:
+            if next(run) > cap:
+                return None, True
+            if time.monotonic() > until:
+                return None, False
+    except StopIteration as done:
+        out: Outcome = done.value
+        return out, False
 
 
 def _certified_chain(session: str, chain: Chain, ops: Sequence[ModelOp]) -> None:
