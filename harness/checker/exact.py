@@ -391,8 +391,8 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     is spent in one go on a session another decides cheaply. The default check stops each at its
     share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
-    first search, begun by :meth:`Prover.prove_first` (``quick`` is then its outcome if
-    it decided, else the walk's)."""
+    first search, begun by :meth:`Prover.prove_first`, which it did not decide (resumed
+    here where it stopped; ``quick`` is then the walk's outcome)."""
     out = quick if quick is not None else _quick_walk(ops, deadline)
     tries = [out]
     if out.ok is not None:

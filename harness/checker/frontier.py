@@ -98,7 +98,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     # the order of trying, as sort keys made once
     try_key = [(rank[n], first[n], then[n], n) for n in range(len(ops))]
     try_key_open = [(3 if o.kind == "list" else rank[n], first[n], then[n], n)
-                for n, o in enumerate(ops)]
+                    for n, o in enumerate(ops)]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
     visited: set[tuple[int, States]] = set()

@@ -11,6 +11,10 @@ held 182-364 states, a product of rollbacks whose contents no read had told apar
 ``w16-s1-c`` takes the frontier search 281,000 steps trying ops earliest completion
 first, and about 137,000 trying them earliest invocation first (a rollback that ran for
 12 ms belongs before the next rollback overwrote it, where it began).
+
+``w8-rollbacks`` is the one session of a recording of ``tests/e2e/test_many_seeds.py``'s
+seed 96 on Redis (8 writers, 1,102 ops, a third of them rollbacks), which the searches
+do not decide.
 """
 
 from __future__ import annotations
@@ -76,3 +80,22 @@ def test_a_rollback_retargeted_in_a_recorded_session_is_refuted() -> None:
     assert got.valid is False
     assert got.stats["exact"]["sessions_refuted"] == 1
     assert set(got.totals) == {"bad-rollback"}
+
+
+def test_a_session_the_searches_do_not_decide_is_named_never_passed_as_proven() -> None:
+    """``w8-rollbacks``: the one session of ``test_many_seeds``' seed 96 on Redis (8
+    writers, 1,102 ops of which 354 rollbacks, 7.4 ops pending at an invocation), which
+    no search decides (docs/checker.md, "What the searches do not decide"). Its first 898
+    events are proven at once; with the read of event 898, which shows a turn appended
+    some 250 events before and restored by a rollback to a snapshot that could have taken
+    it then, the session is undecided. Its verdict says so: unknown with ``exact``, a pass
+    named as not proven by default, the session named in both."""
+    events = _events("w8-rollbacks")
+    assert len(events) == 2204 and check_fast(events).valid is True
+    assert check(events[:898], exact=True, budget_s=20).valid is True
+    for exact in (True, False):
+        got = check(events, exact=exact, budget_s=1.0)
+        assert got.valid is (None if exact else True)
+        proof = got.proof()
+        assert proof is not None and not proof["proven"]
+        assert proof["sessions_unknown"] == ["s0"]
