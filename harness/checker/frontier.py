@@ -52,7 +52,11 @@ __all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "begin", "exact_path", "search"]
 #: Configurations the search remembers at most, whatever its budget: past them the
 #: session is undecided (memory, not time, is then what would run out).
 MAX_CONFIGURATIONS = 150_000
-#: States one configuration may hold at most (choices no result has ruled out yet).
+#: States one configuration may hold at most (choices no result has ruled out yet): one
+#: with more is not explored, and the search goes on to prove the session another way, but
+#: can then no longer refute it (undecided where it would have said no), and no longer
+#: remembers failed configurations to cover others with (one with fewer candidates may
+#: hold fewer states).
 MAX_STATES = 20_000
 #: Failed configurations remembered for each set of placed ops, turns, ids and open
 #: windows, to be compared with by candidate contents (:func:`_covered`): the latest
@@ -122,6 +126,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     # made an Outcome only at the end (picking one state of a set is costly)
     best: tuple[int, ModelOp | None, States] = (-1, None, start)
     steps = 0
+    skipped = False  # a configuration was too big to explore: no refutation
 
     def outcome(ok: bool | None) -> Outcome:
         depth, stuck, states = best
@@ -174,7 +179,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             if not nxt:
                 continue
             if len(nxt) > MAX_STATES:
-                return outcome(None)
+                # too many to carry: not explored, so the search can still prove the
+                # session another way, but no longer refute it
+                skipped = True
+                steps += len(nxt)
+                continue
             work = len(nxt)
             if work > 1:  # one state per snapshot's choices, not one per combination
                 nxt = merge(nxt)
@@ -216,8 +225,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             stuck = min(pend, key=lambda n: (hi[n], n)) if pend else None
             best = (len(placed_order), ops[stuck] if stuck is not None else None, states)
         if not stack:
-            return outcome(False)
-        _failed(failed, lin, states)  # every way on from it was tried
+            return outcome(None if skipped else False)
+        if not skipped:  # every way on from it was tried (one skipped is not a failure:
+            _failed(failed, lin, states)  # with fewer candidates it may hold fewer states)
         lin, states, todo, done = stack.pop()
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k

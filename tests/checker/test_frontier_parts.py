@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _one_covered
 
 A, B, C = ("a",), ("a", "b"), ("c",)
@@ -81,3 +83,40 @@ def test_a_state_fits_a_merged_one_it_is_part_of() -> None:
     assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {"x": A})
     assert not _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"x": A})
     assert _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"z": A})  # not one of its
+
+
+def _window_then_rollback(shown: list[str]) -> list[Any]:
+    """Snapshot x runs while append a does, then a rollback to x and a read of ``shown``:
+    placing x first leaves x two candidate contents, so the rollback two states."""
+    from harness.checker.evidence import Evidence
+    from harness.checker.exact import session_ops
+    from harness.checker.ops import group_by_session
+    from tests.checker.builder import H
+
+    h = H()
+    h.inv(0, "snapshot", "s")
+    h.inv(1, "append", "s", "a")
+    h.ok(0, "x")
+    h.ok(1)
+    h.rollback(0, "s", "x")
+    h.read(0, "s", shown)
+    [so] = group_by_session(h.events)[0].values()
+    return session_ops(so, Evidence())
+
+
+def test_a_configuration_of_too_many_states_is_skipped_and_then_nothing_is_refuted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_STATES states a configuration is not explored: the search may still
+    prove the session by another order (a placed before x: one content), but a search
+    that skipped one cannot refute (``ok`` None, not False)."""
+    import time
+
+    import harness.checker.frontier as frontier
+
+    deadline = time.monotonic() + 30
+    assert frontier.search(_window_then_rollback([]), deadline).ok is True
+    assert frontier.search(_window_then_rollback(["zz"]), deadline).ok is False
+    monkeypatch.setattr(frontier, "MAX_STATES", 1)
+    assert frontier.search(_window_then_rollback(["a"]), deadline).ok is True
+    assert frontier.search(_window_then_rollback([]), deadline).ok is None
+    assert frontier.search(_window_then_rollback(["zz"]), deadline).ok is None
