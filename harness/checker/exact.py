@@ -11,6 +11,8 @@ not place and the state it expected there.
 
 from __future__ import annotations
 
+import resource
+import sys
 import time
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -187,6 +189,12 @@ JIT_STEPS = 300_000
 #: one stops only at its step cap or the deadline).
 SHARES = (2, 1, 1, 1)
 QUANTUM_S = 0.01
+#: What the searches of one session may add to the process's peak memory (MB), together:
+#: past it they stop and the session is undecided. Without it each grows to its own
+#: bound, four at once (on an undecided session of 32 writers, 2,104 ops, alone for 15 s:
+#: the frontier search +358 MB, +332 MB in the other order, the just-in-time one +168 MB,
+#: the eager one +508 MB), and ``--exact`` passed 1.2 GB.
+SEARCH_MEMORY_MB = 400
 
 
 #: Past this mean number of ops pending at an invocation (the op itself included), the
@@ -400,6 +408,7 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
             frontier.close()
         return tries
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
+    limit = _peak_mb() + SEARCH_MEMORY_MB
     # [run, share of the time, step cap, seconds used]
     runs: list[list[Any]] = [
         [frontier if frontier is not None else begin_frontier(ops), SHARES[0], caps[0], 0.0],
@@ -416,7 +425,11 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
             got, capped = _resume(run, min(deadline, start + turn * share * QUANTUM_S - used), cap)
             entry[3] = used + time.monotonic() - start
             if got is None and not capped and time.monotonic() <= deadline:
-                continue  # its time is used up: the others' turn
+                if _peak_mb() <= limit:
+                    continue  # its time is used up: the others' turn
+                for other in runs:  # out of memory: all stop, the session is undecided
+                    tries.append(stop(other[0]))
+                return tries
             runs.remove(entry)
             got = got if got is not None else stop(run)
             tries.append(got)
@@ -425,6 +438,13 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
                     other[0].close()
                 return tries
     return tries
+
+
+def _peak_mb() -> float:
+    """The process's peak resident memory so far, in MB (``ru_maxrss``: bytes on macOS,
+    KB elsewhere)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20 if sys.platform == "darwin" else 1 << 10)
 
 
 def _resume(run: Run, until: float, cap: int) -> tuple[Outcome | None, bool]:

@@ -24,6 +24,7 @@ searches follow so that :func:`harness.checker.exact.judge` can run them side by
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -94,7 +95,11 @@ def advance(run: Run, deadline: float, until: int) -> Outcome | None:
 
 
 def stop(run: Run) -> Outcome:
-    """End a search that did not decide: its outcome says how far it got (``ok`` None)."""
+    """End a search that did not decide: its outcome says how far it got (``ok`` None;
+    nothing, for one never resumed)."""
+    if inspect.getgeneratorstate(run) == inspect.GEN_CREATED:
+        run.close()
+        return Outcome(None)
     try:
         run.throw(Budget())
     except StopIteration as done:

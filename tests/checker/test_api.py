@@ -264,3 +264,24 @@ def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_
         assert prover.judge(so, Evidence()) is True
         assert run.gi_frame is None  # that very run went on to the proof
         assert prover.tally.explored == alone.explored
+
+
+def test_the_searches_stop_together_past_their_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past SEARCH_MEMORY_MB added to the process's peak, the four searches stop at once
+    and the session is undecided; within it the same session is proven."""
+    import time
+
+    import harness.checker.exact as exact
+    from harness.checker.evidence import Evidence
+    from harness.checker.linearize import Outcome
+    from harness.checker.ops import group_by_session
+    from tests.checker.simulate import Params, simulate
+
+    # 187 ops: the frontier search needs 22,213 steps, more than one turn's time
+    [so] = group_by_session(simulate(1, Params(procs=6, sessions=1, steps=600)))[0].values()
+    ops = exact.session_ops(so, Evidence())
+    monkeypatch.setattr(exact, "SEARCH_MEMORY_MB", -1e9)  # any peak is past it
+    tries = exact._searches(ops, time.monotonic() + 60, None, Outcome(None))
+    assert [t.ok for t in tries] == [None] * 5  # the walk's, then the four, stopped
+    monkeypatch.setattr(exact, "SEARCH_MEMORY_MB", 400)
+    assert exact._searches(ops, time.monotonic() + 60, None, Outcome(None))[-1].ok is True
