@@ -198,10 +198,12 @@ SEARCH_MEMORY_MB = 400
 
 
 #: Past this mean number of ops pending at an invocation (the op itself included), the
-#: lazy walk's short try is skipped: on the recorded smoke histories it proved nearly
-#: every session at 1.0-1.3 and few past 1.8 (16 writers: 4-5), where it only cost; the
-#: generated nightly mix of 32 processes sits at 1.5-1.8 and it proves many of those.
-QUICK_MAX_OVERLAP = 2.0
+#: lazy walk's short try is skipped and the frontier search's first steps come at once:
+#: over 24 smoke recordings of 2-16 writers (2026-11-26), walk then frontier cost 4.05 s
+#: of CPU in all at 1.4 and 5.00 s at 2.0 (the walk proves most sessions of 2-4 writers,
+#: and fails on most of 16 writers even where they overlap little); the generated
+#: nightly mix of 32 processes, at 1.5-1.8, loses a little by it (2.40x to 2.81x).
+QUICK_MAX_OVERLAP = 1.4
 
 
 def _quick_walk(ops: Sequence[ModelOp], deadline: float) -> Outcome:
