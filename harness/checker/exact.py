@@ -304,7 +304,7 @@ class Prover:
             out = _quick_walk(ops, deadline)
             if out.ok is None:
                 # the frontier search's first steps, which decide most sessions the walk
-                # does not (2-4 steps per op); kept, to be resumed, if they do not
+                # does not (most within 3 steps per op); kept, to be resumed, if they do not
                 run = begin_frontier(ops)
                 got = advance(run, deadline, FRONTIER_FIRST_PER_OP * len(ops) + 256)
                 if got is not None:
@@ -398,8 +398,9 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     Each gets its share of the time (:data:`SHARES`, :data:`QUANTUM_S`), the first
     search twice the others'. Which one a session needs cannot be told beforehand (each
     decides some sessions in a small part of the steps the others take), and so no budget
-    is spent in one go on a session another decides cheaply. The default check stops each at its
-    share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
+    is spent in one go on a session another decides cheaply. The default check stops each
+    at its share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
+    all stop, undecided, once they have added :data:`SEARCH_MEMORY_MB` to the peak;
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
     first search, begun by :meth:`Prover.prove_first`, which it did not decide (resumed
     here where it stopped; ``quick`` is then the walk's outcome)."""
