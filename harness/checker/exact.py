@@ -26,7 +26,7 @@ from harness.checker.evidence import Evidence
 from harness.checker.frontier import begin as begin_frontier
 from harness.checker.jit import begin as begin_jit
 from harness.checker.lazy import certify
-from harness.checker.linearize import Outcome, Run, advance, linearize, stop
+from harness.checker.linearize import Outcome, Run, advance, linearize, resume, stop
 from harness.checker.linearize import begin as begin_eager
 from harness.checker.model import GHOST, INIT, ModelOp, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
@@ -407,8 +407,6 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     out = quick if quick is not None else _quick_walk(ops, deadline)
     tries = [out]
     if out.ok is not None:
-        if frontier is not None:
-            frontier.close()
         return tries
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     limit = _peak_mb() + SEARCH_MEMORY_MB
@@ -425,7 +423,7 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
         for entry in list(runs):
             run, share, cap, used = entry
             start = time.monotonic()
-            got, capped = _resume(run, min(deadline, start + turn * share * QUANTUM_S - used), cap)
+            got, capped = resume(run, min(deadline, start + turn * share * QUANTUM_S - used), cap)
             entry[3] = used + time.monotonic() - start
             if got is None and not capped and time.monotonic() <= deadline:
                 if _peak_mb() <= limit:
@@ -448,20 +446,6 @@ def _peak_mb() -> float:
     KB elsewhere)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1 << 20 if sys.platform == "darwin" else 1 << 10)
-
-
-def _resume(run: Run, until: float, cap: int) -> tuple[Outcome | None, bool]:
-    """Resume ``run`` until it decides (its outcome), passes ``cap`` steps (None, True)
-    or the time ``until`` passes (None, False); it can be resumed again."""
-    try:
-        while True:
-            if next(run) > cap:
-                return None, True
-            if time.monotonic() > until:
-                return None, False
-    except StopIteration as done:
-        out: Outcome = done.value
-        return out, False
 
 
 def _certified_chain(session: str, chain: Chain, ops: Sequence[ModelOp]) -> None:

@@ -35,7 +35,7 @@ from harness.checker.model import INIT, ModelOp, State, step
 from harness.checker.ops import INF
 
 __all__ = ["MAX_CACHED", "OBSERVERS", "Budget", "Outcome", "Run", "advance", "begin", "drive", "linearize",
-           "stop"]
+           "resume", "stop"]
 
 #: Explored configurations remembered at most: past them the outcome is unknown (memory,
 #: not time, would run out first; a state holds the session's turns and snapshots).
@@ -85,13 +85,21 @@ def drive(run: Run, deadline: float, max_steps: int) -> Outcome:
 def advance(run: Run, deadline: float, until: int) -> Outcome | None:
     """Resume ``run`` until its steps pass ``until`` or ``deadline`` passes (None: it goes
     on, and can be resumed again) or it decides (its outcome)."""
+    return resume(run, deadline, until)[0]
+
+
+def resume(run: Run, deadline: float, until: int) -> tuple[Outcome | None, bool]:
+    """:func:`advance`, saying also why it stopped: (its outcome, False) when it decided,
+    (None, True) when its steps passed ``until``, (None, False) when ``deadline`` passed."""
     try:
         while True:
-            if next(run) > until or time.monotonic() > deadline:
-                return None
+            if next(run) > until:
+                return None, True
+            if time.monotonic() > deadline:
+                return None, False
     except StopIteration as done:
         out: Outcome = done.value
-        return out
+        return out, False
 
 
 def stop(run: Run) -> Outcome:
