@@ -39,6 +39,7 @@ back the contents that later rollbacks restore.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
@@ -297,19 +298,30 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
     that created id x comes after every listing without x and every failed rollback to x
     ("not found"), and before every listing with x and every acknowledged rollback to x.
     The search only tries an op once those are placed: a snapshot placed before a listing
-    that lacks its id fails only at that listing, possibly far on."""
+    that lacks its id fails only at that listing, possibly far on.
+
+    Only pairs of a listing and a snapshot that overlap in time get a bit: the search
+    tries no op while an op that returned before it was invoked is pending, so real time
+    already orders the others (the candidates are the same, step for step)."""
     creator: dict[str, int] = {}
     for n, o in enumerate(ops):
         if o.kind in ("snapshot", "snapshot-id"):
             creator.setdefault(o.out, n)
     needs = [0] * len(ops)
+    by_lo = sorted(creator.items(), key=lambda x: ops[x[1]].lo)
+    ids_by_lo = [sid for sid, _ in by_lo]
+    los = [ops[c].lo for _, c in by_lo]
+    by_hi = sorted(creator.items(), key=lambda x: ops[x[1]].hi)
+    his = [ops[c].hi for _, c in by_hi]
     for n, o in enumerate(ops):
         if o.kind == "list":
-            for sid, c in creator.items():
+            # the ids it shows whose snapshot had not returned when it was invoked
+            for sid, c in by_hi[bisect_left(his, o.lo):]:
                 if sid in o.out:
                     needs[n] |= 1 << c
-                else:
-                    needs[c] |= 1 << n
+            # the ids it lacks whose snapshot was invoked before it returned
+            for sid in set(ids_by_lo[:bisect_right(los, o.hi)]).difference(o.out):
+                needs[creator[sid]] |= 1 << n
         elif o.kind == "rollback-missing" and o.arg in creator:
             needs[creator[o.arg]] |= 1 << n
         elif o.kind == "rollback" and o.arg in creator:
@@ -339,6 +351,9 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
     after = _one(layers[-1])
     path = [after]
     need: dict[str, Any] = {}
+    # the candidates (an immutable set) each needed content was last found among: the same
+    # object again holds it still, without hashing the content (hundreds of turns) anew
+    found_in: dict[str, Any] = {}
     for i in range(len(order) - 1, -1, -1):
         op = order[i]
         if len(layers[i]) == 1:  # the common case: the one state before steps to ``after``
@@ -356,10 +371,13 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
         kept = {}
         cands = {sid: c for sid, c, _ in before[2]}
         for sid, c in need.items():
-            if c in cands.get(sid, ()):
+            got = cands.get(sid, ())
+            if got is found_in.get(sid) or c in got:
                 kept[sid] = c  # it was already a candidate: look further back
+                found_in[sid] = got
         if op.kind in ROLLBACKS and isinstance(cands.get(op.arg), frozenset):
             kept[op.arg] = path[-2][0]  # what this rollback restored was a candidate before it
+            found_in.pop(op.arg, None)  # another content: not known to be in any set yet
         need = kept
     return tuple(reversed(path))
 

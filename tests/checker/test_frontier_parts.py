@@ -1,6 +1,7 @@
 """The frontier search's parts on their own (harness.checker.frontier): which failed
-configuration covers another (``_one_covered``, ``_covered``, ``_failed``) and which state
-of a merged set a proof's path may go through (``_fits``).
+configuration covers another (``_one_covered``, ``_covered``, ``_failed``), which state
+of a merged set a proof's path may go through (``_fits``) and which ops the snapshot ids
+order (``_id_order``).
 
 A lazy state is (turns, ids, contents, open windows); contents are (snapshot id, content,
 rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a frozenset)."""
@@ -11,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _one_covered
+from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _id_order, _one_covered
+from harness.checker.model import ModelOp
+from harness.checker.ops import INF
 
 A, B, C = ("a",), ("a", "b"), ("c",)
 
@@ -121,3 +124,30 @@ def test_a_configuration_of_too_many_states_is_skipped_and_then_nothing_is_refut
     assert frontier.search(_window_then_rollback([]), deadline).ok is None
     assert frontier.search(_window_then_rollback(["zz"]), deadline).ok is None
 
+
+
+def test_the_ids_order_a_listing_and_a_snapshot_only_where_real_time_does_not() -> None:
+    """A snapshot comes after a listing without its id and before one with it; a bit is
+    set only where the two overlap in time (or the snapshot never returned): real time
+    orders the others already, and the search's candidates are then the same."""
+    ops = [
+        ModelOp(0, "snapshot", 0, 5, out="a"),  # returned before listing 2 began
+        ModelOp(1, "snapshot", 8, 25, out="b"),  # overlaps listing 2, which lacks b
+        ModelOp(2, "list", 10, 20, out=frozenset({"a"})),
+        ModelOp(3, "snapshot", 30, 40, out="c"),  # began after listing 2 returned
+        ModelOp(4, "snapshot", 45, 58, out="d"),  # overlaps listing 5, which shows d
+        ModelOp(5, "list", 50, 60, out=frozenset({"a", "b", "c", "d", "e"})),
+        ModelOp(6, "snapshot", 49, INF, out="e"),  # never returned, shown by listing 5
+        ModelOp(7, "snapshot", 55, 70, out="f"),  # overlaps listing 5, which lacks f
+        ModelOp(8, "rollback", 80, 90, arg="c"),
+        ModelOp(9, "rollback-missing", 3, 4, arg="d"),
+    ]
+    needs = _id_order(ops)
+    assert needs[1] == 1 << 2  # b after the listing that lacks it
+    assert needs[2] == 0  # a returned before it began: real time says a comes first
+    assert needs[3] == 0  # c began after it returned: real time again
+    assert needs[5] == 1 << 4 | 1 << 6  # d overlaps it, e never returned; a, b, c did before
+    assert needs[7] == 1 << 5  # f after the listing that lacks it
+    assert needs[8] == 1 << 3  # a rollback to c after c's snapshot
+    assert needs[4] == 1 << 9  # d after the rollback that did not find it
+    assert needs[0] == needs[6] == needs[9] == 0
