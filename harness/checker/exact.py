@@ -14,6 +14,7 @@ from __future__ import annotations
 import resource
 import sys
 import time
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -216,14 +217,12 @@ def _quick_walk(ops: Sequence[ModelOp], deadline: float) -> Outcome:
 
 def _overlap(ops: Sequence[ModelOp]) -> float:
     """The mean number of ops pending at an op's invocation, itself included (an op that
-    returns at the instant another is invoked does not count)."""
-    events = sorted([(o.lo, 1) for o in ops] + [(o.hi, -1) for o in ops if o.hi != INF])
-    pending = total = 0
-    for _, d in events:
-        pending += d
-        if d == 1:
-            total += pending
-    return total / max(len(ops), 1)
+    returns at the instant another is invoked does not count): the ops invoked by then
+    (1, 2, ..., n over the ops in order of invocation) less those returned by then."""
+    n = len(ops)
+    his = sorted([o.hi for o in ops if o.hi != INF])
+    returned = sum([bisect_right(his, o.lo) for o in ops])
+    return (n * (n + 1) // 2 - returned) / max(n, 1)
 
 
 @dataclass(frozen=True, slots=True)

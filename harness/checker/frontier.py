@@ -64,7 +64,9 @@ MAX_STATES = 20_000
 #: ones (2 or 4 leave 10-40% more steps on the hard generated sessions; 64, no fewer steps than 16).
 MAX_COVERING = 16
 
-States = frozenset[Any]
+#: A configuration's states: one state as a 1-tuple (most configurations: putting a state
+#: in a set hashes its turns, hundreds of them), several as a frozenset.
+States = tuple[Any, ...] | frozenset[Any]
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62,
@@ -106,9 +108,14 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                     for n, o in enumerate(ops)]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
-    visited: set[tuple[int, States]] = set()
+    # the configurations given up, by ops placed (Lowe's memoization): one is remembered
+    # when the search backs up from it, not when it enters it, since one still on the
+    # stack cannot be met again (each step places one more op); a search that never backs
+    # up hashes no set of states
+    visited: dict[int, set[States]] = {}
+    entered = 0
     failed: dict[int, dict[Any, list[Any]]] = {}
-    start: States = frozenset({LAZY_INIT})
+    start: States = (LAZY_INIT,)
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
     placed_order: list[int] = []
     stack: list[tuple[int, States, list[int], int]] = []
@@ -173,10 +180,14 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         moved = False
         while todo:
             n = todo.pop(0)
+            nxt: States
             if len(states) == 1:
-                nxt = frozenset(step(next(iter(states)), ops[n]))
+                got = step(next(iter(states)), ops[n])  # distinct states
+                nxt = tuple(got) if len(got) < 2 else frozenset(got)
             else:
                 nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
+                if len(nxt) == 1:
+                    nxt = tuple(nxt)
             if not nxt:
                 continue
             if len(nxt) > MAX_STATES:
@@ -187,7 +198,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 continue
             work = len(nxt)
             if work > 1:  # one state per snapshot's choices, not one per combination
-                nxt = merge(nxt)
+                nxt = merge(nxt)  # type: ignore[arg-type]
+                if len(nxt) == 1:
+                    nxt = tuple(nxt)
             # an observer every state allows (it rules none out); other ops seldom leave
             # the states as they were, and comparing sets on every step costs
             same = observer[n] and nxt == states
@@ -195,14 +208,15 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 nxt = states  # one object for both: the visited set keeps one copy
             key = (lin | 1 << n, nxt)
             sure = same and not any(x[3] for x in states)  # ... with no window open
-            if key in visited or _covered(failed, key[0], nxt):
+            seen = visited.get(key[0])
+            if (seen is not None and nxt in seen) or _covered(failed, key[0], nxt):
                 if sure:
                     todo = []  # placing it now is no loss, and that failed: so does this
                     break
                 continue
-            visited.add(key)
+            entered += 1
             steps += work  # the work of a configuration: its states, before merging
-            if len(visited) > MAX_CONFIGURATIONS:
+            if entered > MAX_CONFIGURATIONS:
                 return outcome(None)
             stack.append((lin, states, [] if sure else todo, done))
             placed_order.append(n)
@@ -229,6 +243,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             return outcome(None if skipped else False)
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
             _failed(failed, lin, states)  # with fewer candidates it may hold fewer states)
+        visited.setdefault(lin, set()).add(states)
         lin, states, todo, done = stack.pop()
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k

@@ -28,3 +28,23 @@ def test_a_read_that_extends_the_one_before_is_parsed_as_a_whole_one_is() -> Non
         (a,), (a, b), (f"assistant{_SEP}a", b), (a, b)]
     assert all(o.arg is None for o in ops if o.kind == "read")
     assert found.totals == {"unreadable": 1}
+
+
+def test_the_overlap_counts_the_ops_pending_at_each_invocation() -> None:
+    """``_overlap`` (which decides whether the lazy walk is tried): the mean number of
+    ops pending when one is invoked, itself included; an op that returned at that very
+    instant is not pending, one that never returned always is."""
+    from harness.checker.exact import _overlap
+    from harness.checker.model import ModelOp
+    from harness.checker.ops import INF
+
+    def ops(*spans: tuple[int, int]) -> list[ModelOp]:
+        return [ModelOp(n, "read", lo, hi) for n, (lo, hi) in enumerate(spans)]
+
+    assert _overlap([]) == 0
+    assert _overlap(ops((0, 1), (2, 3), (4, 5))) == 1  # one after another
+    assert _overlap(ops((0, 10), (1, 2), (3, 4))) == 5 / 3  # 1, then 2, then 2
+    assert _overlap(ops((0, 5), (5, 6))) == 1  # returned at the instant of the next
+    assert _overlap(ops((0, 5), (4, 6))) == 3 / 2
+    assert _overlap(ops((0, INF), (1, 2), (3, 4))) == 5 / 3  # never returned: pending
+    assert _overlap(ops((3, 4), (0, 1), (0, 2))) == (1 + 2 + 1) / 3  # any order of ops
