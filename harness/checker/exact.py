@@ -168,13 +168,16 @@ EAGER_STEPS = 500_000
 #: writers, each a little dearer), so the walk is cut short there (``bench/exact.py``).
 QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
-#: The frontier search's first steps per op, before the fast rules run: a session they
-#: prove needs no fast rules (they would pass it). Of 169 recorded sessions of 2-16
-#: writers that the walk does not prove, 153 take at most 3 steps per op, 160 at most 4,
-#: 164 at most 6 (the other five: 9-56); trying earliest invocation first as well would
-#: decide one more. A session they do not decide is searched on, after the fast rules,
-#: from where they stopped; one the fast rules refute costs only these.
-FRONTIER_FIRST_PER_OP = 6
+#: The frontier search's first steps per op, alone, before the fast rules run: a session
+#: they prove needs no fast rules (they would pass it). The frontier search decides most
+#: sessions alone, and beside the other searches it gets only its share of the time: of
+#: the sessions of 24 smoke recordings (2-16 writers) and 100 mixed runs
+#: (``tests/e2e/test_many_seeds.py``, 2026-11-27) that 6 steps per op leave undecided, 12
+#: in all, it decided every one alone within 7-110 steps per op (0.03-1.4 s), and another
+#: search was quicker on 3, by at most 0.09 s; 11 take at most 50. A session they do not
+#: decide is searched on, after the fast rules, from where they stopped (each frontier
+#: search's step cap counts these); one the fast rules refute costs only these.
+FRONTIER_FIRST_PER_OP = 50
 #: The just-in-time search's share (:mod:`~harness.checker.jit`; model steps, 25-35
 #: microseconds each here), run beside the frontier search (on those sessions it decided
 #: 4 of 7 within 1,000,000 steps, one where the frontier search needs five times more).
@@ -305,7 +308,8 @@ class Prover:
                 # the frontier search's first steps, which decide most sessions the walk
                 # does not (most within 3 steps per op); kept, to be resumed, if they do not
                 run = begin_frontier(ops)
-                got = advance(run, deadline, FRONTIER_FIRST_PER_OP * len(ops) + 256)
+                got = advance(run, deadline, min(FRONTIER_FIRST_PER_OP * len(ops) + 256,
+                                                 self.session_steps or 1 << 62))
                 if got is not None:
                     out, run = got, None
             if out.ok:

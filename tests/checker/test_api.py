@@ -244,6 +244,7 @@ def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_
     from tests.checker.simulate import Params, simulate
 
     monkeypatch.setattr(exact, "_quick_walk", lambda ops, deadline: Outcome(None))
+    monkeypatch.setattr(exact, "FRONTIER_FIRST_PER_OP", 6)
     first = exact.FRONTIER_FIRST_PER_OP
     # 94 ops, 362 steps; then 187 ops, 4,439 steps (the first try: 6 x 187 + 256)
     for seed, steps, proven_first in ((3, 300, True), (0, 600, False)):
