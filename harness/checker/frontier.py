@@ -128,6 +128,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     pos = [0] * len(ops)
     for k, n in enumerate(by_lo):
         pos[n] = k
+    # by position in by_lo, for the walk over the ops not placed
+    lo_at, hi_at, needs_at = [lo[n] for n in by_lo], [hi[n] for n in by_lo], [needs[n] for n in by_lo]
     nxt_of = [*range(1, end + 1), 0]
     prv_of = [end, *range(end)]
     # the deepest dead end so far: (ops placed, the op it could not place, its states);
@@ -145,20 +147,21 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     def candidates(lin: int, states: States) -> list[int]:
         """The pending ops no pending op must precede, earliest completion first."""
         m = INF
-        out = []
+        walked = []  # positions in by_lo
         k = nxt_of[end]
         while k != end:
-            n = by_lo[k]
-            if lo[n] > m:
+            if lo_at[k] > m:
                 break
-            out.append(n)
-            if hi[n] < m:
-                m = hi[n]
+            walked.append(k)
+            if hi_at[k] < m:
+                m = hi_at[k]
             k = nxt_of[k]
-        out = [n for n in out if lo[n] <= m and not (needs[n] & ~lin)]
+        free = ~lin
+        out = [by_lo[k] for k in walked if lo_at[k] <= m and not (needs_at[k] & free)]
         if len(out) > 1:
             # a listing ends the open windows: try it last
-            out.sort(key=(try_key_open if any(x[3] for x in states) else try_key).__getitem__)
+            opened = states[0][3] if len(states) == 1 else any(x[3] for x in states)  # type: ignore[index]
+            out.sort(key=(try_key_open if opened else try_key).__getitem__)
         return out
 
     lin, states, done = 0, start, 0
@@ -181,8 +184,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         while todo:
             n = todo.pop(0)
             nxt: States
-            if len(states) == 1:
-                got = step(next(iter(states)), ops[n])  # distinct states
+            if len(states) == 1:  # then a 1-tuple
+                got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
                 nxt = tuple(got) if len(got) < 2 else frozenset(got)
             else:
                 nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
