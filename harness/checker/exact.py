@@ -159,8 +159,12 @@ SESSION_STEPS = 150_000
 #: could have taken many contents, which no read tells apart (a session with no read but
 #: the final one), leaves the lazy model's searches with thousands of candidate states,
 #: where the eager one guesses a content and goes on (415 steps for one that the three
-#: others had not decided in 1,300,000).
-EAGER_STEPS = 500_000
+#: others had not decided in 1,300,000). Of 7 sessions of 120 mixed runs on Redis
+#: (2026-11-27) that the searches left undecided with 500,000, the eager search alone
+#: proved 2, with few reads (21 of 255 ops, 36 of 363), in 2,158,561 and 1,411,416 steps
+#: (5.2 and 3.4 s here); no search alone decided the other 5 in 15 s. A session no search
+#: decides costs that much more (one of 1,103 ops: 14 s of CPU, now 20 s).
+EAGER_STEPS = 2_500_000
 #: The first, short try: the same walk on the lazy model (it proves, never refutes), at
 #: most :data:`QUICK_PER_OP` steps per op plus 256, and :data:`QUICK_STEPS` in all. Where it
 #: proves a session cheaply it does so in 1-2 steps per op (most sessions of 2-4 writers,
