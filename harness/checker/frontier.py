@@ -43,7 +43,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from typing import Any
 
-from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge
+from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge, rank
 from harness.checker.linearize import OBSERVERS, Budget, Outcome, Run, drive
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
@@ -348,8 +348,9 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
 
 
 def _one(states: States) -> Any:
-    """One state of a set, the same one on every run (the shortest turns, then the least)."""
-    return min(states, key=lambda x: (len(x[0]), x[0], repr(x[1:])))
+    """One state of a set, the same one on every run (the shortest turns, then the least:
+    :func:`~harness.checker.lazy.rank`)."""
+    return min(states, key=rank)
 
 
 def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) -> tuple[Any, ...]:

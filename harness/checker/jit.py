@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
-from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step
+from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, rank
 from harness.checker.linearize import Budget, Outcome, Run, drive
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
@@ -197,7 +197,7 @@ def _forward(ops: Sequence[ModelOp], step: Step, rets: list[tuple[int, int]],
                 layer.append(((k, st), came))
         if not layer:
             last = [st for (_, st), _ in layers[-1]]
-            return Outcome(False, ops[x], min(last, key=_rank), depth)
+            return Outcome(False, ops[x], min(last, key=rank), depth)
         if len(layer) > MAX_ALIVE:
             return None
         layers.append(layer)
@@ -336,8 +336,3 @@ def _path(node: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     order.reverse()
     path.reverse()
     return tuple(order), tuple(path)
-
-
-def _rank(s: Any) -> Any:
-    """The same state of a set on every run: the shortest turns, then the least."""
-    return (len(s[0]), s[0], repr(s[1:]))

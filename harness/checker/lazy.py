@@ -39,7 +39,7 @@ from typing import Any
 
 from harness.checker.model import GHOST, ModelOp
 
-__all__ = ["LAZY_INIT", "certify", "make_step", "merge"]
+__all__ = ["LAZY_INIT", "certify", "make_step", "merge", "rank"]
 
 Turns = tuple[str, ...]
 Content = Turns | frozenset[Turns]
@@ -217,6 +217,16 @@ def _merge_group(group: list[LazyState]) -> list[LazyState]:
             contents[p] = (first[p][0], c, first[p][2])
         out.append((turns, ids, tuple(contents), open_))
     return out
+
+
+def rank(state: LazyState) -> Any:
+    """A sort key of states that is the same on every run: the shortest turns, then the
+    least, then the ids, the contents and the windows, each compared in sorted order (a
+    frozenset's order, and so its ``repr``, depends on the process's string hashing)."""
+    turns, ids, contents, open_ = state
+    return (len(turns), turns, sorted(ids),
+            [(sid, (1, sorted(c)) if c.__class__ is frozenset else (0, c), n)
+             for sid, c, n in contents], open_)
 
 
 def certify(order: Sequence[ModelOp], path: Sequence[LazyState]) -> list[ModelOp]:
