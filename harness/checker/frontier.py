@@ -100,11 +100,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     observer = [o.kind in OBSERVERS for o in ops]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first
-    rank = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
+    tier = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
     first, then = (lo, hi) if early else (hi, lo)
     # the order of trying, as sort keys made once
-    try_key = [(rank[n], first[n], then[n], n) for n in range(len(ops))]
-    try_key_open = [(3 if o.kind == "list" else rank[n], first[n], then[n], n)
+    try_key = [(tier[n], first[n], then[n], n) for n in range(len(ops))]
+    try_key_open = [(3 if o.kind == "list" else tier[n], first[n], then[n], n)
                     for n, o in enumerate(ops)]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
