@@ -189,8 +189,6 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 nxt = tuple(got) if len(got) < 2 else frozenset(got)
             else:
                 nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
-                if len(nxt) == 1:
-                    nxt = tuple(nxt)
             if not nxt:
                 continue
             if len(nxt) > MAX_STATES:
@@ -202,8 +200,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             work = len(nxt)
             if work > 1:  # one state per snapshot's choices, not one per combination
                 nxt = merge(nxt)  # type: ignore[arg-type]
-                if len(nxt) == 1:
-                    nxt = tuple(nxt)
+            if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
+                nxt = tuple(nxt)
             # an observer every state allows (it rules none out); other ops seldom leave
             # the states as they were, and comparing sets on every step costs
             same = observer[n] and nxt == states
