@@ -30,7 +30,8 @@ Four reductions, each exact:
   whose restored contents no read has told apart yet make a product of choices, 182-364
   states per configuration on a recorded 16-writer session, one or two merged);
 - a configuration whose states are each covered by those of a failed configuration with
-  the same ops placed (the same but for fewer candidate contents) is not explored
+  the same ops placed (the same but for fewer candidate contents, and for any content of
+  a snapshot no rollback tried on the way from the failed one restores) is not explored
   (:func:`_covered`).
 
 A proof's path (:func:`exact_path`) is built from the merged sets, keeping on the way
@@ -112,13 +113,19 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     # when the search backs up from it, not when it enters it, since one still on the
     # stack cannot be met again (each step places one more op); a search that never backs
     # up hashes no set of states
-    visited: dict[int, set[States]] = {}
+    visited: dict[int, dict[States, int]] = {}
     entered = 0
     failed: dict[int, dict[Any, list[Any]]] = {}
+    # what a failure depends on: the snapshots whose content a rollback tried below it
+    # read (a bit each, :func:`_covered`); ``cons``, the configuration's so far
+    bit = {sid: 1 << k for k, sid in enumerate(sorted({o.arg for o in ops if o.kind in ROLLBACKS}))}
+    reads = [bit[o.arg] if o.kind in ROLLBACKS else 0 for o in ops]
+    cons = 0
     start: States = (LAZY_INIT,)
-    # the DFS stack: (placed bitset, states, candidates left to try, number placed that must be)
+    # the DFS stack: (placed bitset, states, candidates left to try, number placed that
+    # must be, what its failure depends on so far)
     placed_order: list[int] = []
-    stack: list[tuple[int, States, list[int], int]] = []
+    stack: list[tuple[int, States, list[int], int, int]] = []
     # the ops not placed, in order of invocation: a doubly linked list over by_lo's
     # positions (``end`` heads it and ends it), from which a placed op is unlinked and
     # relinked when the search backs up (in the reverse order: dancing links), so that
@@ -183,6 +190,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         moved = False
         while todo:
             n = todo.pop(0)
+            cons |= reads[n]
             nxt: States
             if len(states) == 1:  # then a 1-tuple
                 got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
@@ -210,7 +218,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             key = (lin | 1 << n, nxt)
             sure = same and not any(x[3] for x in states)  # ... with no window open
             seen = visited.get(key[0])
-            if (seen is not None and nxt in seen) or _covered(failed, key[0], nxt):
+            why = seen.get(nxt) if seen is not None else None
+            if why is None:
+                why = _covered(failed, key[0], nxt)
+            if why is not None:  # it fails, for reasons ``why`` holds: so may this one
+                cons |= why
                 if sure:
                     todo = []  # placing it now is no loss, and that failed: so does this
                     break
@@ -219,12 +231,13 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             steps += work  # the work of a configuration: its states, before merging
             if entered > MAX_CONFIGURATIONS:
                 return outcome(None)
-            stack.append((lin, states, [] if sure else todo, done))
+            stack.append((lin, states, [] if sure else todo, done, cons))
             placed_order.append(n)
             k = pos[n]
             nxt_of[prv_of[k]] = nxt_of[k]
             prv_of[nxt_of[k]] = prv_of[k]
             lin, states = key
+            cons = 0
             done += hi[n] != INF
             todo = candidates(lin, states)
             moved = True
@@ -243,56 +256,78 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         if not stack:
             return outcome(None if skipped else False)
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
-            _failed(failed, lin, states)  # with fewer candidates it may hold fewer states)
-        visited.setdefault(lin, set()).add(states)
-        lin, states, todo, done = stack.pop()
+            _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
+        visited.setdefault(lin, {})[states] = cons
+        lin, states, todo, done, up = stack.pop()
+        cons |= up
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k
         prv_of[nxt_of[k]] = k
 
 
-def _covered(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> bool:
+def _covered(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> int | None:
     """Whether configuration ``(lin, states)`` can only fail, by what ``failed`` holds
-    (:func:`_failed`).
+    (:func:`_failed`): None if not; if so, what that depends on (the snapshots whose
+    contents the failures that cover it read, a bit each).
 
     ``failed`` holds the states of the configurations that failed, by ops placed, turns,
-    ids and open windows. A set of states has a
-    way to the end iff one of its states has, and a state whose candidate contents are
-    each within a failed state's (the rest equal) has no way the failed one lacks: the
-    lazy step branches on each candidate alike. So a configuration whose every state is
-    so covered fails too. (On a recorded 16-writer session, the orders of the ops before
-    a dead end left hundreds of configurations with the same ops placed, differing only
-    in which states a window had passed through: 150,000 configurations without this,
-    24,000 steps with it.)"""
+    ids and open windows. A set of states has a way to the end iff one of its states has,
+    and a state whose candidate contents are each within a failed state's (the rest
+    equal) has no way the failed one lacks: the lazy step branches on each candidate
+    alike. So a configuration whose every state is so covered fails too. (On a recorded
+    16-writer session, the orders of the ops before a dead end left hundreds of
+    configurations with the same ops placed, differing only in which states a window had
+    passed through: 150,000 configurations without this, 24,000 steps with it.)
+
+    Only the contents the failure read need be within: a snapshot's content (its
+    candidates, its rollbacks left) is read by a rollback to it and by no other op, so
+    where no rollback to it was tried on the way from the failed configuration (nor on
+    the way from those whose failure cut that search short), the failure is the same
+    whatever its content. (The same 16-writer sessions: most of the configurations met
+    again after a dead end differ only in the candidates of snapshots no rollback after
+    the dead end's cause restores.)"""
     got = failed.get(lin)  # most configurations: no failed one with these ops placed
-    return got is not None and all(_one_covered(got.get((s[0], s[1], s[3])), s[2])
-                                   for s in states)
+    if got is None:
+        return None
+    why = 0
+    for s in states:
+        one = _one_covered(got.get((s[0], s[1], s[3])), s[2])
+        if one is None:
+            return None
+        why |= one
+    return why
 
 
-def _failed(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> None:
+def _failed(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States, why: int,
+            bit: dict[str, int]) -> None:
     """Remember that configuration ``(lin, states)`` failed (the last
-    :data:`MAX_COVERING` per key). Only when it fails: one the search is still on has
-    fewer ops placed than any it meets on the way (placed ops only grow along the path),
-    so it could not cover them, and a search that never backs up remembers nothing."""
+    :data:`MAX_COVERING` per key), for reasons that read the contents of the snapshots
+    in ``why`` (``bit``: each snapshot id's). Only when it fails: one the search is still
+    on has fewer ops placed than any it meets on the way (placed ops only grow along the
+    path), so it could not cover them, and a search that never backs up remembers nothing."""
     by_key = failed.setdefault(lin, {})
     for s in states:
         got = by_key.setdefault((s[0], s[1], s[3]), [])
         if len(got) >= MAX_COVERING:
             del got[0]
-        got.append(s[2])
+        contents = s[2]
+        got.append((contents, [p for p, e in enumerate(contents) if bit.get(e[0], 0) & why], why))
 
 
-def _one_covered(got: list[Any] | None, contents: Any) -> bool:
-    """Whether one of the contents ``got`` holds each entry of ``contents`` (same id and
-    rollbacks left; a fixed content equal, candidates a superset)."""
+def _one_covered(got: list[tuple[Any, list[int], int]] | None, contents: Any) -> int | None:
+    """Whether one of the failed states ``got`` holds (contents, the places whose content
+    its failure read, what it read) holds each of those entries of ``contents`` (same id
+    and rollbacks left; a fixed content equal, candidates a superset): what it read, or
+    None."""
     if got is None:
-        return False
-    for c in got:
+        return None
+    for c, at, why in got:
         if c is contents:
-            return True
+            return why
         if len(c) != len(contents):
             continue
-        for a, b in zip(c, contents, strict=True):
+        for p in at:
+            a, b = c[p], contents[p]
             if a is b:
                 continue
             if a[0] != b[0] or a[2] != b[2]:
@@ -304,8 +339,8 @@ def _one_covered(got: list[Any] | None, contents: Any) -> bool:
             elif x != y:
                 break
         else:
-            return True
-    return False
+            return why
+    return None
 
 
 def _id_order(ops: Sequence[ModelOp]) -> list[int]:

@@ -188,8 +188,15 @@ def _merge_group(group: list[LazyState]) -> list[LazyState]:
     if len(group) > MERGE_WORK:
         return group  # too many, whatever varies (finding what varies costs as much)
     first = group[0][2]
-    vary = [p for p in range(len(first))
-            if any(s[2][p] is not first[p] and s[2][p] != first[p] for s in group)]
+    # the places where some state's entry differs from the first's (most entries are the
+    # very objects the first holds: states stepped from one state share them)
+    differ: set[int] = set()
+    for s in group:
+        c = s[2]
+        if c is not first:
+            differ.update([p for p, a, b in zip(range(len(c)), first, c, strict=True)
+                           if a is not b and a != b])
+    vary = sorted(differ)
     if len(group) * len(vary) > MERGE_WORK:
         return group  # merging is a saving, not a duty: not at any cost
     if not vary or any(s[2][p][0] != first[p][0] or s[2][p][2] != first[p][2]

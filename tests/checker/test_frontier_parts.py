@@ -28,44 +28,73 @@ def state(*contents: tuple[str, Any, int], turns: tuple[str, ...] = A,
     return (turns, frozenset(c[0] for c in contents), tuple(contents), open_)
 
 
+#: what a failure read, a bit per snapshot id (frontier.begin numbers them the same way)
+BIT = {"x": 1, "y": 2, "z": 4}
+BOTH = 0b11
+
+
+def fail(contents: Any, why: int = BOTH) -> tuple[Any, list[int], int]:
+    """A failed state's record as ``_failed`` keeps it."""
+    return (contents, [p for p, e in enumerate(contents) if BIT[e[0]] & why], why)
+
+
 def test_a_failed_content_covers_one_with_fewer_candidates_only() -> None:
     failed = (("x", cands(A, B), 2), ("y", C, 1))
-    assert _one_covered(None, failed) is False  # nothing failed with these
-    assert _one_covered([failed], failed) is True
-    assert _one_covered([failed], (("x", cands(A, B), 2), ("y", C, 1))) is True  # equal
-    assert _one_covered([failed], (("x", cands(B), 2), ("y", C, 1))) is True  # fewer
-    assert _one_covered([failed], (("x", cands(A, C), 2), ("y", C, 1))) is False  # one more
-    assert _one_covered([failed], (("x", cands(A), 1), ("y", C, 1))) is False  # rollbacks left
-    assert _one_covered([failed], (("z", cands(A), 2), ("y", C, 1))) is False  # another id
-    assert _one_covered([failed], (("x", cands(A), 2),)) is False  # fewer snapshots
-    assert _one_covered([failed], (("x", cands(A), 2), ("y", A, 1))) is False  # fixed, differs
+    got = [fail(failed)]
+    assert _one_covered(None, failed) is None  # nothing failed with these
+    assert _one_covered(got, failed) == BOTH
+    assert _one_covered(got, (("x", cands(A, B), 2), ("y", C, 1))) == BOTH  # equal
+    assert _one_covered(got, (("x", cands(B), 2), ("y", C, 1))) == BOTH  # fewer
+    assert _one_covered(got, (("x", cands(A, C), 2), ("y", C, 1))) is None  # one more
+    assert _one_covered(got, (("x", cands(A), 1), ("y", C, 1))) is None  # rollbacks left
+    assert _one_covered(got, (("z", cands(A), 2), ("y", C, 1))) is None  # another id
+    assert _one_covered(got, (("x", cands(A), 2),)) is None  # fewer snapshots
+    assert _one_covered(got, (("x", cands(A), 2), ("y", A, 1))) is None  # fixed, differs
     # a fixed content and candidates are never within one another, either way round
-    assert _one_covered([(("y", A, 1),)], (("y", cands(A), 1),)) is False
-    assert _one_covered([(("y", cands(A), 1),)], (("y", A, 1),)) is False
-    # any one of those that failed will do
-    assert _one_covered([(("x", cands(C), 2),), (("x", cands(A, B), 2),)], (("x", cands(A), 2),))
+    assert _one_covered([fail((("y", A, 1),))], (("y", cands(A), 1),)) is None
+    assert _one_covered([fail((("y", cands(A), 1),))], (("y", A, 1),)) is None
+    # any one of those that failed will do, and says what it read
+    assert _one_covered([fail((("x", cands(C), 2),), 1), fail((("x", cands(A, B), 2),), 1)],
+                        (("x", cands(A), 2),)) == 1
+
+
+def test_a_content_the_failure_did_not_read_may_differ() -> None:
+    # the failure read x's content only: y's may be anything, x's must still be within
+    got = [fail((("x", cands(A, B), 2), ("y", C, 1)), why=1)]
+    assert _one_covered(got, (("x", cands(A), 2), ("y", A, 1))) == 1
+    assert _one_covered(got, (("x", cands(A), 2), ("y", cands(A, B, C), 1))) == 1
+    assert _one_covered(got, (("x", cands(C), 2), ("y", C, 1))) is None
+    # a failure that read no content covers any contents of the same shape
+    assert _one_covered([fail((("x", cands(A), 2),), why=0)], (("x", cands(C), 2),)) == 0
+    assert _one_covered([fail((("x", cands(A), 2),), why=0)], ()) is None
 
 
 def test_a_configuration_is_covered_when_every_state_is() -> None:
     failed: dict[int, dict[Any, list[Any]]] = {}
     wide = state(("x", cands(A, B), 1))
-    _failed(failed, 0b101, frozenset({wide}))
+    _failed(failed, 0b101, frozenset({wide}), 1, BIT)
     narrow = state(("x", cands(B), 1))
     other_turns = state(("x", cands(B), 1), turns=B)
-    assert _covered(failed, 0b101, frozenset({narrow})) is True
-    assert _covered(failed, 0b111, frozenset({narrow})) is False  # other ops placed
-    assert _covered(failed, 0b101, frozenset({narrow, other_turns})) is False  # one is not
-    assert _covered(failed, 0b101, frozenset({state(("x", cands(A, B), 1), open_=(("x", 9),))})) is False
-    assert _covered({}, 0b101, frozenset({narrow})) is False
+    assert _covered(failed, 0b101, frozenset({narrow})) == 1
+    assert _covered(failed, 0b111, frozenset({narrow})) is None  # other ops placed
+    assert _covered(failed, 0b101, frozenset({narrow, other_turns})) is None  # one is not
+    assert _covered(failed, 0b101, frozenset({state(("x", cands(A, B), 1), open_=(("x", 9),))})) is None
+    assert _covered({}, 0b101, frozenset({narrow})) is None
+    # covered by two failures: what both read
+    _failed(failed, 0b101, frozenset({other_turns}), 2, BIT)
+    assert _covered(failed, 0b101, frozenset({narrow, other_turns})) == 0b11
+    # what a failure read is the content compared: one that read nothing covers any
+    _failed(failed, 0b1, frozenset({wide}), 0, BIT)
+    assert _covered(failed, 0b1, frozenset({state(("x", cands(C), 1))})) == 0
 
 
 def test_only_the_last_failed_contents_per_key_are_kept() -> None:
     failed: dict[int, dict[Any, list[Any]]] = {}
     states = [state(("x", cands((f"t{i}",)), 1)) for i in range(MAX_COVERING + 1)]
     for s in states:
-        _failed(failed, 1, frozenset({s}))
-    assert _covered(failed, 1, frozenset({states[0]})) is False  # forgotten
-    assert all(_covered(failed, 1, frozenset({s})) for s in states[1:])
+        _failed(failed, 1, frozenset({s}), 1, BIT)
+    assert _covered(failed, 1, frozenset({states[0]})) is None  # forgotten
+    assert all(_covered(failed, 1, frozenset({s})) == 1 for s in states[1:])
 
 
 def test_a_state_fits_a_merged_one_it_is_part_of() -> None:
