@@ -8,8 +8,10 @@ the pending ops. The search tries them earliest completion first, so an op that 
 a long time (a rollback that took 20 ms among hundreds of short ops) is placed where the
 results need it, not tried at every point on the way. A snapshot whose content a rollback
 may restore is tried first, so that its window (the states it may have captured) opens as
-early as it can; a listing, which ends the open windows, is tried last while one is
-open. That is an order of trying, not a restriction: every candidate is tried before the
+early as it can. (A listing, which ends the open windows, was once tried last while
+one was open: on the recorded 16-writer sessions that placed ops that ran for hundreds
+of milliseconds, a rollback among them, before it, which the results only refuted
+hundreds of ops on.) That is an order of trying, not a restriction: every candidate is tried before the
 configuration is given up, and each configuration is explored once (a visited set on
 the placed ops and the states, Lowe's memoization). An op whose outcome is unknown never
 has to be placed: the search succeeds when only such ops are left.
@@ -105,8 +107,6 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     first, then = (lo, hi) if early else (hi, lo)
     # the order of trying, as sort keys made once
     try_key = [(tier[n], first[n], then[n], n) for n in range(len(ops))]
-    try_key_open = [(3 if o.kind == "list" else tier[n], first[n], then[n], n)
-                    for n, o in enumerate(ops)]
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     needs = _id_order(ops)
     # the configurations given up, by ops placed (Lowe's memoization): one is remembered
@@ -151,7 +151,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             return Outcome(ok, explored=steps)
         return Outcome(ok, stuck, _one(states), depth, steps)
 
-    def candidates(lin: int, states: States) -> list[int]:
+    def candidates(lin: int) -> list[int]:
         """The pending ops no pending op must precede, earliest completion first."""
         m = INF
         walked = []  # positions in by_lo
@@ -166,13 +166,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         free = ~lin
         out = [by_lo[k] for k in walked if lo_at[k] <= m and not (needs_at[k] & free)]
         if len(out) > 1:
-            # a listing ends the open windows: try it last
-            opened = states[0][3] if len(states) == 1 else any(x[3] for x in states)  # type: ignore[index]
-            out.sort(key=(try_key_open if opened else try_key).__getitem__)
+            out.sort(key=try_key.__getitem__)
         return out
 
     lin, states, done = 0, start, 0
-    todo = candidates(lin, states)
+    todo = candidates(lin)
     mark = 256  # the next yield: steps go up by a configuration's states, not by one
     while True:
         steps += 1
@@ -239,7 +237,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
             lin, states = key
             cons = 0
             done += hi[n] != INF
-            todo = candidates(lin, states)
+            todo = candidates(lin)
             moved = True
             break
         if moved:
