@@ -215,10 +215,12 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 nxt = states  # one object for both: the visited set keeps one copy
             key = (lin | 1 << n, nxt)
             sure = same and not any(x[3] for x in states)  # ... with no window open
-            seen = visited.get(key[0])
-            why = seen.get(nxt) if seen is not None else None
-            if why is None:
-                why = _covered(failed, key[0], nxt)
+            why = None
+            if visited:  # else nothing was given up yet: nothing to compare with
+                seen = visited.get(key[0])
+                why = seen.get(nxt) if seen is not None else None
+                if why is None:
+                    why = _covered(failed, key[0], nxt)
             if why is not None:  # it fails, for reasons ``why`` holds: so may this one
                 cons |= why
                 if sure:
