@@ -8,12 +8,13 @@ the pending ops. The search tries them earliest completion first, so an op that 
 a long time (a rollback that took 20 ms among hundreds of short ops) is placed where the
 results need it, not tried at every point on the way. A snapshot whose content a rollback
 may restore is tried first, so that its window (the states it may have captured) opens as
-early as it can. (A listing, which ends the open windows, was once tried last while
-one was open: on the recorded 16-writer sessions that placed ops that ran for hundreds
-of milliseconds, a rollback among them, before it, which the results only refuted
-hundreds of ops on.) That is an order of trying, not a restriction: every candidate is tried before the
-configuration is given up, and each configuration is explored once (a visited set on
-the placed ops and the states, Lowe's memoization). An op whose outcome is unknown never
+early as it can. A listing, which ends the open windows, is tried in its place: tried
+last while a window was open, it let ops that had run for hundreds of milliseconds (a
+rollback among them) be placed before it on recorded 16-writer sessions, which the
+results refuted only hundreds of ops on. That is an order of trying, not a
+restriction: every candidate is tried before the configuration is given up, and each
+configuration is explored once (a visited set on the placed ops and the states, Lowe's
+memoization). An op whose outcome is unknown never
 has to be placed: the search succeeds when only such ops are left.
 
 Four reductions, each exact:
