@@ -2,51 +2,24 @@
 tests/checker (2026-11-27). Of lazy.py: where ``certify`` looks for what a rollback
 restored (the first rollback, a content found nowhere), the assertion of a rollback to a
 snapshot that kept no content. Of linearize.py: the outcome past the bound of
-configurations remembered, the steps of an observer undone, stop's message. Same
-conventions as test_lazy_parts.py: ``ModelOp(id, kind, lo, hi, arg, out)``; a lazy state
-is (turns, ids, contents, open windows)."""
+configurations remembered, the steps of an observer undone (stop's message: in
+test_linearize_parts.py). Same conventions and helpers as test_lazy_parts.py:
+``ModelOp(id, kind, lo, hi, arg, out)``; a lazy state is (turns, ids, contents, open
+windows)."""
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Generator
-from typing import Any
 
 import pytest
 
 from harness.checker import linearize as lin
 from harness.checker.exact import replays
-from harness.checker.lazy import LAZY_INIT, certify, make_step
-from harness.checker.linearize import Budget, Outcome, advance, begin, stop
-from harness.checker.model import ModelOp
+from harness.checker.lazy import certify, make_step
+from harness.checker.linearize import advance, begin
+from tests.checker.test_lazy_parts import AB, A, E, ids, op, run
 
-E: tuple[str, ...] = ()
-A, AB, B = ("a",), ("a", "b"), ("b",)
-
-
-def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) -> ModelOp:
-    return ModelOp(n, kind, lo, hi, arg, out)
-
-
-def cands(*contents: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
-    return frozenset(contents)
-
-
-def ids(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-def run(ops: list[ModelOp], order: list[int], pick: dict[int, int] | None = None) -> list[Any]:
-    """The lazy states along ``order`` (the state before each op, then the last), taking
-    branch ``pick[n]`` (default the first) where op ``n`` has several."""
-    step = make_step(ops)
-    path = [LAZY_INIT]
-    for n in order:
-        got = step(path[-1], ops[n])
-        assert got, f"op {n} is impossible here"
-        path.append(got[(pick or {}).get(n, 0)])
-    return path
+B = ("b",)
 
 
 def test_certify_takes_what_a_rollback_restored_not_the_turns_at_a_failed_rollback_to_the_id() -> None:
@@ -104,24 +77,3 @@ def test_past_the_configurations_remembered_the_outcome_names_the_deepest_state(
     assert out is not None and out.ok is None and out.depth == 7
     assert out.state is not None and sorted(out.state[0]) == [f"t{n}" for n in range(7)]
     assert out.state[1] == ()
-
-
-def test_stop_a_run_that_goes_on_says_exactly_that() -> None:
-    def stubborn() -> Generator[int, None, Outcome]:
-        while True:
-            with contextlib.suppress(Budget):
-                yield 1
-
-    run = stubborn()
-    next(run)
-    with pytest.raises(AssertionError, match=r"^a search went on when told to stop$"):
-        stop(run)
-
-
-def test_an_observer_placed_is_undone_with_no_step_of_its_own() -> None:
-    """append a, read (a), read (b): the second read fails with the append and the first
-    read placed (depth 2); backing up, the first read (placed at once, with no alternative)
-    is undone in the same step as the append: five steps (three calls, the failed return,
-    the return of the append)."""
-    ops = [op(0, "append", 0, 1, "a"), op(1, "read", 2, 3, None, A), op(2, "read", 4, 5, None, B)]
-    assert lin.linearize(ops, math.inf) == Outcome(False, ops[2], (A, ()), 2, 5)

@@ -101,7 +101,7 @@ def test_stop_a_run_that_goes_on_is_an_error() -> None:
 
     run = stubborn()
     next(run)
-    with pytest.raises(AssertionError, match="went on"):
+    with pytest.raises(AssertionError, match=r"^a search went on when told to stop$"):
         stop(run)
 
 
