@@ -724,7 +724,7 @@ def test_doomed_turns_of_a_rollback() -> None:
     assert r._atok == ["a", "b", "c", "d"]
     assert r._alo == [10, 50, 90, 110]
     assert r._doomed == {6: {"b"}, 12: {"c"}}
-    assert r._doomed_by(second) == {"c"}
+    assert r._doomed_by(second) is r._doomed[12]  # computed once per rollback
 
 
 def test_doomed_by_a_rollback_to_no_known_snapshot_is_nothing() -> None:
