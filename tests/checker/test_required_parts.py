@@ -197,10 +197,13 @@ def test_ack_at_the_instant_the_read_is_invoked_is_not_before_it() -> None:
 
 
 def test_a_read_with_bad_turns_is_not_checked_for_missing_ones() -> None:
+    """... but the reads after it are."""
     h = H()
     h.append(0, "s", "a")
     h.read(1, "s", ["zz"])
     assert fast(h).counts() == {"phantom-turn": 1}
+    h.read(1, "s", [])
+    assert fast(h).counts() == {"phantom-turn": 1, "lost-turn": 1}
 
 
 def test_a_read_with_bad_turns_is_not_checked_for_missing_ones_with_rollbacks() -> None:
@@ -210,6 +213,8 @@ def test_a_read_with_bad_turns_is_not_checked_for_missing_ones_with_rollbacks() 
     h.append(0, "s", "a")
     h.read(1, "s", ["zz"])
     assert fast(h).counts() == {"phantom-turn": 1}
+    h.read(1, "s", [])
+    assert fast(h).counts() == {"phantom-turn": 1, "lost-turn": 1}
 
 
 # -- lost turns with rollbacks ----------------------------------------------------------------
@@ -350,6 +355,39 @@ def test_kept_of_a_snapshot_whose_last_rollback_may_not_have_run() -> None:
     h.snapshot(0, "s", "x")
     h.rollback(0, "s", "x")
     h.ok(9, "y")
+    h.rollback(0, "s", "y")
+    h.read(1, "s", [])
+    r = required(h)
+    assert r._kept == {"x": frozenset({"a"}), "y": frozenset()}
+    valid(h)
+
+
+def test_kept_is_computed_in_completion_order_of_the_snapshots() -> None:
+    """y began first, but x completed first; y, concurrent with the rollback to x, certainly
+    holds a (acknowledged before y began) through x."""
+    h = H()
+    h.append(0, "s", "a")  # 10, 20
+    h.inv(9, "snapshot", "s")  # 30
+    h.snapshot(0, "s", "x")  # 40, 50
+    h.rollback(0, "s", "x")  # 60, 70
+    h.ok(9, "y")  # 80
+    h.rollback(0, "s", "y")
+    h.read(1, "s", [])
+    r = required(h)
+    assert r._kept == {"x": frozenset({"a"}), "y": frozenset({"a"})}
+    assert fast(h).counts() == {"bad-rollback": 1}
+
+
+def test_kept_of_a_snapshot_invoked_as_a_turn_is_acknowledged_lacks_it() -> None:
+    """Snapshot y may be taken before a took effect (a acknowledged the instant y began) and
+    before the rollback to x (which holds a) runs: y certainly holds nothing."""
+    h = H()
+    h.inv(0, "append", "s", "a")  # 10
+    h.ok(0)  # 20
+    h.inv(9, "snapshot", "s", same_time=True)  # 20
+    h.snapshot(0, "s", "x")  # 30, 40
+    h.rollback(0, "s", "x")  # 50, 60
+    h.ok(9, "y")  # 70
     h.rollback(0, "s", "y")
     h.read(1, "s", [])
     r = required(h)
