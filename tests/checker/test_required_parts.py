@@ -363,19 +363,35 @@ def test_kept_of_a_snapshot_whose_last_rollback_may_not_have_run() -> None:
 
 
 def test_kept_is_computed_in_completion_order_of_the_snapshots() -> None:
-    """y began first, but x completed first; y, concurrent with the rollback to x, certainly
-    holds a (acknowledged before y began) through x."""
+    """w began first, but x completed first; w, concurrent with the rollback to x, certainly
+    holds a (acknowledged before w began) through x."""
     h = H()
     h.append(0, "s", "a")  # 10, 20
     h.inv(9, "snapshot", "s")  # 30
     h.snapshot(0, "s", "x")  # 40, 50
     h.rollback(0, "s", "x")  # 60, 70
-    h.ok(9, "y")  # 80
-    h.rollback(0, "s", "y")
+    h.ok(9, "w")  # 80
+    h.rollback(0, "s", "w")
     h.read(1, "s", [])
     r = required(h)
-    assert r._kept == {"x": frozenset({"a"}), "y": frozenset({"a"})}
+    assert r._kept == {"x": frozenset({"a"}), "w": frozenset({"a"})}
     assert fast(h).counts() == {"bad-rollback": 1}
+
+
+def test_kept_along_a_chain_of_snapshots_each_restored_before_the_next() -> None:
+    """Each snapshot certainly holds a only through the one restored before it: computed in
+    completion order (which is not the order of the ids, nor of a set's iteration)."""
+    h = H()
+    h.append(0, "s", "a")
+    h.append(0, "s", "b")
+    h.read(1, "s", ["a", "b"])
+    for sid in "fedcba":
+        h.snapshot(0, "s", sid)
+        h.rollback(0, "s", sid)
+    h.read(1, "s", [])
+    r = required(h)
+    assert r._kept == {sid: frozenset({"a", "b"}) for sid in "fedcba"}
+    assert found(h)[0][1].startswith("The read by process 1 at event 31 lacks turn 'a' (and 1 more turns)")
 
 
 def test_kept_of_a_snapshot_invoked_as_a_turn_is_acknowledged_lacks_it() -> None:
