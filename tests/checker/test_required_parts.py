@@ -790,7 +790,7 @@ def test_doomed_by_a_rollback_to_no_known_snapshot_is_nothing() -> None:
     (rb,) = rbi_of(r).ok
     assert r._doomed_by(rb) == set()
     assert r._doomed == {2: set()}
-    assert r._alo == []
+    assert r._alo == [] and r._atok == []
 
 
 def test_a_turn_appended_as_the_snapshot_completes_may_be_in_it() -> None:
