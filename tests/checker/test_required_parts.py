@@ -706,6 +706,17 @@ def test_a_read_concurrent_with_every_rollback_needs_only_what_preceded_it() -> 
     valid(h)
 
 
+def test_a_read_invoked_as_the_turn_is_acknowledged_need_not_show_it_after_a_rollback() -> None:
+    h = H()
+    h.inv(0, "append", "s", "a")
+    h.ok(0)
+    h.inv(9, "read", "s", same_time=True)
+    h.snapshot(0, "s", "x")
+    h.rollback(0, "s", "x")
+    h.ok(9, [])
+    valid(h)
+
+
 def test_a_read_concurrent_with_the_rollback_still_needs_what_preceded_it() -> None:
     h = H()
     h.append(0, "s", "a")
