@@ -424,6 +424,24 @@ def test_kept_of_a_snapshot_after_a_certain_rollback_keeps_every_restored_turn()
     assert r._kept == {"x": frozenset({"a"}), "y": frozenset({"a"})}
 
 
+def test_kept_through_a_rollback_certainly_before_is_not_filtered_by_time() -> None:
+    """Z is not NEG (r0 certainly precedes y): what r0's snapshot certainly holds, y holds,
+    even a turn acknowledged after y began. (A rollback to w before w was taken: the
+    checkpoints report it; the required turns still reason from w's contents.)"""
+    h = H()
+    h.append(0, "s", "a")  # 10, 20
+    h.rollback(0, "s", "w")  # 30, 40
+    h.inv(9, "snapshot", "s")  # 50
+    h.append(0, "s", "b")  # 60, 70
+    h.snapshot(0, "s", "w")  # 80, 90
+    h.ok(9, "y")  # 100
+    h.rollback(0, "s", "y")  # 110, 120
+    h.read(1, "s", [])
+    r = required(h)
+    assert r._kept == {"w": frozenset({"b"}), "y": frozenset({"b"})}
+    assert fast(h).counts() == {"bad-rollback": 2}
+
+
 def test_must_hold_of_an_interval_with_and_without_candidates() -> None:
     h = H()
     h.append(0, "s", "a")  # 10, 20
@@ -789,7 +807,8 @@ def test_doomed_turns_of_a_rollback() -> None:
     assert r._atok == ["a", "b", "c", "d"]
     assert r._alo == [10, 50, 90, 110]
     assert r._doomed == {6: {"b"}, 12: {"c"}}
-    assert r._doomed_by(second) is r._doomed[12]  # computed once per rollback
+    once = r._doomed_by(second)
+    assert r._doomed_by(second) is once and r._doomed[12] is once  # computed once per rollback
 
 
 def test_doomed_by_a_rollback_to_no_known_snapshot_is_nothing() -> None:
