@@ -118,6 +118,16 @@ def test_setup_races_are_added_after_the_sessions() -> None:
     assert "instant): no error given. Set-up" in races[1].message
 
 
+def test_each_failed_open_is_its_own_setup_race() -> None:
+    """Two failed opens that read the same (same process, attempt and error) are two races."""
+    h = H()
+    cold_open_failed(h, 7, {"cold_start": True, "attempt": 1})
+    cold_open_failed(h, 7, {"cold_start": True, "attempt": 1})
+    res = check_fast(h.events)
+    assert res.counts() == {"setup-race": 2}
+    assert [v.events[0].index for v in res.violations] == [0, 1]
+
+
 @pytest.mark.parametrize("was_on", [True, False])
 def test_the_garbage_collector_is_left_as_it_was(was_on: bool) -> None:
     seen: list[bool] = []
