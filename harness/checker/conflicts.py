@@ -14,8 +14,8 @@ completed first and ``N`` the other, the evidence proves one of these, tried in 
   visible; nothing is missing);
 - the reads overlap in time, so neither came first: ``incompatible-order``.
 
-:func:`classify` is a pure function of the two reads, shared with the exact checker so
-that both name the same shape the same way.
+:func:`classify` is a pure function of the two reads (a refuted session is explained by
+the fast rules' sentences where they find one, so the shapes are named here only).
 """
 
 from __future__ import annotations
