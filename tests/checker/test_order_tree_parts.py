@@ -1,0 +1,232 @@
+"""The order tree (harness.checker.order_tree), part by part, on literal sessions built with
+tests.checker.builder.H (each event 10 ns after the one before): the tokens of a read value,
+the tree's nodes (read, position, latest invoke over the path), each read's status, the
+reads' own turn objects kept, the conflicts, the read that first shows a turn before its
+append completed, and each violation a read proves on its own (unreadable, duplicate-turn,
+phantom-turn, cross-session-bleed, reordered-turns) with its exact sentence and evidence."""
+
+from __future__ import annotations
+
+from harness.checker.evidence import Evidence
+from harness.checker.ops import group_by_session
+from harness.checker.order_tree import BAD, CLEAN, OrderTree, _quick_tokens, read_tokens
+from harness.checker.turns import LazyIndexes, Owners
+from tests.checker.builder import H
+
+
+def grow(h: H, session: str = "s") -> tuple[OrderTree, Evidence]:
+    """The tree of ``session``'s reads, as the fast checker builds it."""
+    sessions, _ = group_by_session(h.events)
+    indexes = LazyIndexes(sessions)
+    found = Evidence()
+    tree = OrderTree(session, indexes[session], Owners(indexes), found)
+    tree.build(sessions[session].reads)
+    return tree, found
+
+
+def said(found: Evidence) -> list[tuple[str, str, list[int]]]:
+    """Each violation found: kind, sentence, the indices of its events."""
+    return [(v.kind, v.message, [e.index for e in v.events]) for v in found.kept]
+
+
+def values(tree: OrderTree) -> list[list[str]]:
+    return [[t for _, t in o[2]] for o in tree.obs]
+
+
+# -- the tokens of a read value ----------------------------------------------------------------
+
+
+def test_read_tokens_takes_lists_of_role_and_token_strings() -> None:
+    assert read_tokens([]) == [] and read_tokens(()) == []
+    assert read_tokens([["user", "a"], ("assistant", "b")]) == ["a", "b"]
+    assert read_tokens((["user", "a"],)) == ["a"]
+    for bad in ("ab", None, {"a": 1}, [["user", "a"], "b"], [["user"]], [["user", "a", "x"]], [[1, "a"]],
+                [["user", 2]], [["user", "a"], ["user", None]]):
+        assert read_tokens(bad) is None, bad
+
+
+def test_quick_tokens_reads_item_one_of_a_list_or_gives_up() -> None:
+    assert _quick_tokens([["user", "a"], ("x", "b"), "xy"]) == ["a", "b", "y"]
+    assert _quick_tokens([]) == []
+    assert _quick_tokens((["user", "a"],)) is None  # not a list
+    assert _quick_tokens("ab") is None
+    assert _quick_tokens([5]) is None  # TypeError
+    assert _quick_tokens([["user"]]) is None  # IndexError
+    assert _quick_tokens([{"user": "a"}]) is None  # KeyError
+
+
+# -- growing the tree --------------------------------------------------------------------------
+
+
+def test_reads_that_grow_one_path_make_one_branch() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1 (times 10-20)
+    h.read(1, "s", ["a"])  # 2-3
+    h.inv(0, "append", "s", "b")  # 4 (50)
+    h.inv(2, "append", "s", "c")  # 5 (60)
+    h.ok(0)  # 6
+    h.ok(2)  # 7
+    h.read(1, "s", ["a", "b", "c"])  # 8-9
+    h.read(1, "s", ["a"])  # 10-11
+    h.read(1, "s", ["a", "b"])  # 12-13
+    h.read(1, "s", [])  # 14-15
+    h.read(1, "s", ["a", "b", "c"])  # 16-17
+    tree, found = grow(h)
+    assert found.count() == 0
+    assert tree.nodes == {"a": (0, 0, 10), "b": (1, 1, 50), "c": (1, 2, 60)}
+    assert tree.status == [CLEAN] * 6 and tree.conflicts == [] and tree.read_witness == {}
+    assert values(tree) == [["a"], ["a", "b", "c"], ["a"], ["a", "b"], [], ["a", "b", "c"]]
+    # every read is rebuilt from the tree's own turn objects: those of the read that added them
+    first_a = h.events[3].value[0]
+    b, c = h.events[9].value[1:]
+    for o in tree.obs[1:]:
+        assert all(x is y for x, y in zip(o[2], [first_a, b, c], strict=False))
+    assert [o[0].index for o in tree.obs] == [2, 8, 10, 12, 14, 16]
+
+
+# -- what a read proves on its own -------------------------------------------------------------
+
+
+def test_reads_that_failed_or_returned_junk_are_unreadable() -> None:
+    h = H()
+    h.inv(0, "read", "s")
+    h.fail(0)
+    h.inv(0, "read", "s")
+    h.fail(0, error=None)
+    h.inv(0, "read", "s")
+    h.info(0)  # no result, nothing wrong
+    h.inv(0, "read", "s")
+    h.crash(0)
+    h.read(1, "s", "nope")
+    h.read(1, "s", [["user", "a"], ["user"]])
+    tree, found = grow(h)
+    assert said(found) == [
+        ("unreadable", "The read of session 's' by process 0 at event 1 raised Error: boom.", [0, 1]),
+        ("unreadable", "The read of session 's' by process 0 at event 3 raised an error.", [2, 3]),
+        ("unreadable", "The read of session 's' by process 1 at event 8 returned malformed data.", [7, 8]),
+        ("unreadable", "The read of session 's' by process 1 at event 10 returned malformed data.", [9, 10]),
+    ]
+    assert tree.obs == [] and tree.status == [] and tree.nodes == {}
+
+
+def test_turns_of_the_wrong_role_failed_foreign_or_unknown_are_reported_one_by_one() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.inv(1, "append", "s", "f")  # 2
+    h.fail(1)  # 3
+    h.append(2, "t", "x")  # 4-5
+    h.read(0, "s", [["bot", "a"], ["user", "f"], ["user", "x"], ["user", "zz"]])  # 6-7
+    tree, found = grow(h)
+    assert said(found) == [
+        ("phantom-turn", "The read by process 0 at event 7 shows turn 'a' with role 'bot', but it was appended "
+         "with role 'user'.", [0, 6, 7]),
+        ("phantom-turn", "The read by process 0 at event 7 shows turn 'f' although its append by process 1 at "
+         "event 2 failed.", [2, 3, 6, 7]),
+        ("cross-session-bleed", "Turn 'x' was appended to session 't' by process 2 at event 4, but the read of "
+         "session 's' by process 0 at event 7 shows it.", [4, 5, 6, 7]),
+        ("phantom-turn", "The read by process 0 at event 7 shows turn 'zz' that nobody appended.", [6, 7]),
+    ]
+    assert tree.status == [BAD] and tree.nodes == {} and tree.conflicts == []
+
+
+def test_a_turn_shown_more_often_than_appended_is_a_duplicate() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.read(0, "s", ["a", "a"])  # 2-3
+    h.read(0, "s", ["q", "q"])  # 4-5
+    h.read(0, "s", ["a"])  # 6-7: fine, and the first path of the tree
+    tree, found = grow(h)
+    assert said(found) == [
+        ("duplicate-turn", "The read by process 0 at event 3 shows turn 'a' 2 times, but it was appended once "
+         "to session 's'.", [0, 1, 2, 3]),
+        ("duplicate-turn", "The read by process 0 at event 5 shows turn 'q' 2 times, but it was appended never "
+         "to session 's'.", [4, 5]),
+        ("phantom-turn", "The read by process 0 at event 5 shows turn 'q' that nobody appended.", [4, 5]),
+    ]
+    assert tree.status == [BAD, BAD, CLEAN] and tree.nodes == {"a": (2, 0, 10)}
+
+
+def test_a_turn_shown_before_one_acknowledged_before_it_was_appended_is_reordered() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.append(0, "s", "b")  # 2-3
+    h.read(1, "s", ["b", "a"])  # 4-5
+    tree, found = grow(h)
+    assert said(found) == [
+        ("reordered-turns", "Turn 'a' was acknowledged at event 1 before turn 'b' was appended by process 0 at "
+         "event 2, yet the read by process 1 at event 5 shows 'b' before 'a'.", [0, 1, 2, 4, 5]),
+    ]
+    assert tree.status == [BAD] and tree.nodes == {}
+
+
+def test_what_a_read_proves_is_keyed_per_problem_and_blames_the_read() -> None:
+    h = H()
+    h.inv(0, "read", "s")
+    h.fail(0)  # 0-1
+    h.append(0, "s", "a")  # 2-3
+    h.append(1, "t", "x")  # 4-5
+    h.inv(2, "append", "s", "f")  # 6
+    h.fail(2)  # 7
+    h.read(0, "s", [["bot", "a"], ["user", "x"], ["user", "f"], ["user", "zz"]])  # 8-9
+    h.read(0, "s", ["zz", "zz"])  # 10-11
+    # reads with one problem each, so that each blames its read
+    h.read(0, "s", ["nobody"])  # 12-13
+    h.append(1, "t", "y")  # 14-15
+    h.read(0, "s", ["y"])  # 16-17
+    h.read(0, "s", ["f"])  # 18-19: the same problem as in 9: not blamed again
+    _, found = grow(h)
+    assert found.sessions == {"s"}
+    assert found.blamed == {1, 9, 11, 13, 17}
+    assert found.has("unreadable", "s", ("read", 1))  # the key exact.py's own report of it uses
+    for kind, key in (("phantom-turn", "a"), ("cross-session-bleed", "x"), ("phantom-turn", "f"),
+                      ("phantom-turn", "zz"), ("duplicate-turn", "zz")):
+        assert found.has(kind, "s", key), (kind, key)
+    assert found.totals == {"unreadable": 1, "phantom-turn": 4, "cross-session-bleed": 2, "duplicate-turn": 1}
+
+
+def test_a_reordering_names_the_first_turn_appended_strictly_after_the_acknowledgement() -> None:
+    h = H()
+    h.append(0, "s", "t")  # 0-1 (times 10-20)
+    h.inv(1, "append", "s", "x", same_time=True)  # 2: invoked at 20, the instant t was acknowledged
+    h.ok(1)  # 3
+    h.append(2, "s", "a")  # 4-5: invoked at 40
+    h.append(2, "s", "b")  # 6-7: invoked at 60
+    h.read(3, "s", ["x", "a", "t", "b"])  # 8-9
+    h.read(3, "s", ["x", "a", "b", "t"])  # 10-11
+    _, found = grow(h)
+    assert said(found) == [
+        ("reordered-turns", "Turn 't' was acknowledged at event 1 before turn 'a' was appended by process 2 at "
+         "event 4, yet the read by process 3 at event 9 shows 'a' before 't'.", [0, 1, 4, 8, 9]),
+    ]
+    assert found.has("reordered-turns", "s", ("a", "t")) and found.blamed == {9}
+    assert found.count() == 1  # the second read's is the same problem, counted once
+    # two turns acknowledged before one they are shown after: two problems
+    h = H()
+    h.append(0, "s", "t")  # 0-1
+    h.append(0, "s", "u")  # 2-3
+    h.append(0, "s", "a")  # 4-5
+    h.read(1, "s", ["a", "t", "u"])  # 6-7
+    _, found = grow(h)
+    assert found.count() == 2 and found.has("reordered-turns", "s", ("a", "t"))
+    assert found.has("reordered-turns", "s", ("a", "u"))
+
+
+def test_a_long_read_past_a_verified_path_extends_it() -> None:
+    """Reads with more than 16 turns new to the tree take the general path, which finds the
+    verified prefix by galloping then bisecting: for every length of that prefix, the new
+    turns extend the path (no conflict)."""
+    for known in range(0, 12):
+        for new in (17, 18, 21, 30):
+            h = H()
+            toks = [f"t{i}" for i in range(known + new)]
+            for i, t in enumerate(toks[:known]):
+                h.append(0, "s", t)
+                h.read(1, "s", toks[: i + 1])
+            for t in toks[known:]:
+                h.append(0, "s", t)
+            h.read(1, "s", toks)
+            h.read(1, "s", toks[: known + 3])
+            tree, found = grow(h)
+            assert found.count() == 0
+            assert tree.status == [CLEAN] * (known + 2) and tree.conflicts == [], (known, new)
+            assert [tree.nodes[t][:2] for t in toks] == [(min(i, known), i) for i in range(len(toks))]
