@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from harness.checker.evidence import Evidence
 from harness.checker.ops import group_by_session
-from harness.checker.order_tree import BAD, CLEAN, OrderTree, _quick_tokens, read_tokens
+from harness.checker.order_tree import BAD, CLEAN, CONFLICT, OrderTree, _quick_tokens, read_tokens
 from harness.checker.turns import LazyIndexes, Owners
 from tests.checker.builder import H
 
@@ -127,6 +127,9 @@ def test_turns_of_the_wrong_role_failed_foreign_or_unknown_are_reported_one_by_o
         ("phantom-turn", "The read by process 0 at event 7 shows turn 'zz' that nobody appended.", [6, 7]),
     ]
     assert tree.status == [BAD] and tree.nodes == {} and tree.conflicts == []
+    h.read(0, "s", [["bot", "a"]])  # a wrong role alone makes a bad read, which adds nothing
+    tree, found = grow(h)
+    assert tree.status == [BAD, BAD] and tree.nodes == {} and found.count() == 4
 
 
 def test_a_turn_shown_more_often_than_appended_is_a_duplicate() -> None:
@@ -230,3 +233,142 @@ def test_a_long_read_past_a_verified_path_extends_it() -> None:
             assert found.count() == 0
             assert tree.status == [CLEAN] * (known + 2) and tree.conflicts == [], (known, new)
             assert [tree.nodes[t][:2] for t in toks] == [(min(i, known), i) for i in range(len(toks))]
+
+
+def test_the_first_read_showing_a_turn_before_its_append_completed_is_its_witness() -> None:
+    h = H()
+    h.inv(0, "append", "s", "a")  # 0 (time 10)
+    h.read(1, "s", ["a"])  # 1-2 (20-30): a's append not completed yet
+    h.inv(2, "read", "s")  # 3 (40)
+    h.inv(3, "append", "s", "b")  # 4 (50): invoked after the read
+    h.inv(4, "append", "s", "c")  # 5 (60)
+    h.ok(2, ["a", "b", "c"])  # 6 (70)
+    h.ok(0)  # 7
+    h.ok(3)  # 8
+    h.info(4)  # 9
+    h.read(1, "s", ["a", "b", "c"])  # 10-11: after every append ended: witnesses nothing
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.status == [CLEAN] * 3
+    assert tree.nodes == {"a": (0, 0, 10), "b": (1, 1, 50), "c": (1, 2, 60)}
+    # (the later of the read's and the append's invocations, the read's completion, the read)
+    assert tree.read_witness == {"a": (20, 30, 0), "b": (50, 70, 1), "c": (60, 70, 1)}
+
+
+def test_a_witness_on_the_general_path_and_none_at_the_acknowledgement_instant() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1 (10-20)
+    h.inv(1, "read", "s")  # 2 (30)
+    h.inv(2, "append", "s", "b")  # 3 (40)
+    h.ok(1, [["user", "a"], ("user", "b")], same_time=False)  # 4 (50): a tuple item: the general path
+    h.ok(2, same_time=True)  # 5 (50): acknowledged the instant the read completed
+    h.inv(1, "read", "s")  # 6 (60)
+    h.inv(3, "append", "s", "c")  # 7 (70)
+    h.ok(1, ["a", "b", "c"])  # 8 (80)
+    h.info(3)  # 9
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.status == [CLEAN, CLEAN]
+    assert values(tree) == [["a", "b"], ["a", "b", "c"]]
+    assert tree.obs[0][2] == [["user", "a"], ["user", "b"]]  # kept as lists
+    assert tree.read_witness == {"c": (70, 80, 1)}
+
+
+def test_reads_that_leave_the_tree_are_conflicts_and_add_nothing() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.inv(1, "append", "s", "b")  # 2
+    h.inv(2, "append", "s", "c")  # 3
+    h.read(3, "s", ["a", "b"])  # 4-5
+    h.ok(1)  # 6
+    h.ok(2)  # 7
+    h.read(3, "s", ["a", "c", "b"])  # 8-9: b at another place
+    h.read(3, "s", ["b"])  # 10-11: b without a
+    h.read(3, "s", ["a", "b", "c"])  # 12-13: fine
+    tree, found = grow(h)
+    assert found.count() == 0
+    assert tree.status == [CLEAN, CONFLICT, CONFLICT, CLEAN]
+    assert tree.conflicts == [(1, 2, "b"), (2, 0, "b")]
+    assert tree.nodes == {"a": (0, 0, 10), "b": (0, 1, 30), "c": (3, 2, 40)}
+    assert tree.read_witness == {"b": (50, 60, 0)}
+
+
+def test_an_ambiguous_session_checks_each_read_on_its_own_and_grows_no_tree() -> None:
+    h = H()
+    h.inv(0, "append", "s", "x")  # 0
+    h.info(0)  # 1
+    h.append(0, "s", "x", role="bot")  # 2-3: x appended twice, the second with another role
+    h.append(0, "s", "y")  # 4-5
+    h.read(1, "s", [["user", "x"], ["user", "x"], ["user", "y"]])  # 6-7: twice is allowed, either role
+    h.read(1, "s", [["bot", "x"], ["bot", "x"], ["bot", "x"]])  # 8-9: three times is not
+    h.read(1, "s", ["y"])  # 10-11
+    h.read(1, "s", ["y"])  # 12-13
+    tree, found = grow(h)
+    assert said(found) == [
+        ("duplicate-turn", "The read by process 1 at event 9 shows turn 'x' 3 times, but it was appended once "
+         "to session 's'.", [0, 1, 8, 9]),
+    ]
+    assert tree.status == [BAD] * 4 and tree.nodes == {} and tree.conflicts == []
+    assert values(tree) == [["x", "x", "y"], ["x", "x", "x"], ["y"], ["y"]]
+
+
+def test_a_session_with_an_unreadable_append_reports_no_unknown_turn() -> None:
+    h = H()
+    h.inv(0, "append", "s", ["user"])  # 0-1: its turn is unknown
+    h.ok(0)
+    h.append(0, "s", "y")  # 2-3
+    h.read(1, "s", ["y", "q"])  # 4-5: q may be that append's
+    h.read(1, "s", [["bot", "y"]])  # 6-7: but a wrong role is still wrong
+    tree, found = grow(h)
+    assert said(found) == [
+        ("phantom-turn", "The read by process 1 at event 7 shows turn 'y' with role 'bot', but it was appended "
+         "with role 'user'.", [2, 6, 7]),
+    ]
+    assert tree.status == [BAD, BAD] and tree.nodes == {}
+
+
+def test_a_turn_appended_after_the_read_completed_is_a_phantom_but_not_at_the_same_instant() -> None:
+    h = H()
+    h.inv(1, "read", "s")  # 0 (10)
+    h.ok(1, [["user", "late"]])  # 1 (20)
+    h.append(0, "s", "late")  # 2-3 (30-40): invoked after the read completed
+    h.inv(1, "read", "s")  # 4 (50)
+    h.ok(1, [["user", "late"], ["user", "now"]])  # 5 (60)
+    h.inv(0, "append", "s", "now", same_time=True)  # 6 (60): invoked the instant the read completed
+    h.ok(0)  # 7
+    h.inv(1, "read", "s")  # 8 (80)
+    h.ok(1, [["user", "late"], ["user", "now"], ("user", "then")])  # 9 (90): by the general path
+    h.inv(0, "append", "s", "then", same_time=True)  # 10 (90)
+    h.ok(0)  # 11
+    tree, found = grow(h)
+    assert said(found) == [
+        ("phantom-turn", "The read by process 1 at event 1 shows turn 'late' although its append was invoked "
+         "only after that read completed.", [0, 1, 2]),
+    ]
+    assert tree.status == [BAD, CLEAN, CLEAN]
+    assert tree.nodes == {"late": (1, 0, 30), "now": (1, 1, 60), "then": (2, 2, 90)}
+
+
+def test_a_turn_shown_twice_and_others_after_it_are_each_checked() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.read(1, "s", ["a", "a", "q"])  # 2-3
+    tree, found = grow(h)
+    assert said(found) == [
+        ("duplicate-turn", "The read by process 1 at event 3 shows turn 'a' 2 times, but it was appended once "
+         "to session 's'.", [0, 1, 2, 3]),
+        ("phantom-turn", "The read by process 1 at event 3 shows turn 'q' that nobody appended.", [2, 3]),
+    ]
+    assert tree.status == [BAD]
+
+
+def test_a_turn_after_a_verified_path_is_checked_against_the_path() -> None:
+    h = H()
+    h.append(0, "s", "t")  # 0-1 (10-20)
+    h.append(0, "s", "a")  # 2-3 (30-40)
+    h.read(1, "s", ["a"])  # 4-5
+    h.read(1, "s", ["a", "t"])  # 6-7: t was acknowledged before a was appended
+    tree, found = grow(h)
+    assert said(found) == [
+        ("reordered-turns", "Turn 't' was acknowledged at event 1 before turn 'a' was appended by process 0 at "
+         "event 2, yet the read by process 1 at event 7 shows 'a' before 't'.", [0, 1, 2, 6, 7]),
+    ]
+    assert tree.status == [CLEAN, BAD] and tree.nodes == {"a": (0, 0, 30)}
