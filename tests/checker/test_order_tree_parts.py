@@ -372,3 +372,45 @@ def test_a_turn_after_a_verified_path_is_checked_against_the_path() -> None:
          "event 2, yet the read by process 1 at event 7 shows 'a' before 't'.", [0, 1, 2, 6, 7]),
     ]
     assert tree.status == [CLEAN, BAD] and tree.nodes == {"a": (0, 0, 30)}
+
+
+def test_turns_given_as_tuples_are_kept_as_lists_so_later_reads_match_them() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.append(0, "s", "b")  # 2-3
+    h.append(0, "s", "c")  # 4-5
+    h.read(1, "s", [("user", "a"), ("user", "b")])  # 6-7: all tuples
+    h.read(1, "s", ["a", "b"])  # 8-9
+    h.read(1, "s", [["user", "a"], ["user", "b"], ("user", "c")])  # 10-11: one new turn, a tuple
+    h.read(1, "s", ["a", "b", "c"])  # 12-13
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.conflicts == []
+    assert tree.status == [CLEAN] * 4
+    assert all(type(x) is list for o in tree.obs for x in o[2])
+    assert tree.nodes == {"a": (0, 0, 10), "b": (0, 1, 30), "c": (2, 2, 50)}
+
+
+def test_a_read_one_turn_past_a_path_shares_the_paths_turn_objects() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.read(1, "s", ["a"])  # 2-3
+    h.append(0, "s", "b")  # 4-5
+    h.read(1, "s", ["a", "b"])  # 6-7
+    h.read(1, "s", ["a", "b"])  # 8-9
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.status == [CLEAN] * 3
+    a, b = h.events[3].value[0], h.events[7].value[1]
+    assert [[id(x) for x in o[2]] for o in tree.obs] == [[id(a)], [id(a), id(b)], [id(a), id(b)]]
+
+
+def test_a_turn_acknowledged_the_instant_the_one_before_it_was_invoked_is_in_order() -> None:
+    h = H()
+    h.inv(0, "append", "s", "t")  # 0 (10)
+    h.ok(0)  # 1 (20)
+    h.inv(1, "append", "s", "x", same_time=True)  # 2 (20): invoked the instant t was acknowledged
+    h.ok(1)  # 3 (30)
+    h.read(2, "s", [["user", "x"], ("user", "t")])  # 4-5: by the general path
+    h.read(2, "s", ["x", "t"])  # 6-7
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.status == [CLEAN, CLEAN]
+    assert tree.nodes == {"x": (0, 0, 20), "t": (0, 1, 20)}
