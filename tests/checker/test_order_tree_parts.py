@@ -414,3 +414,95 @@ def test_a_turn_acknowledged_the_instant_the_one_before_it_was_invoked_is_in_ord
     tree, found = grow(h)
     assert found.count() == 0 and tree.status == [CLEAN, CLEAN]
     assert tree.nodes == {"x": (0, 0, 20), "t": (0, 1, 20)}
+
+
+def test_a_node_keeps_the_latest_invocation_over_its_path() -> None:
+    h = H()
+    h.inv(0, "append", "s", "b")  # 0 (10): invoked first, acknowledged late
+    h.append(1, "s", "t")  # 1-2 (20-30)
+    h.append(1, "s", "a")  # 3-4 (40-50)
+    h.read(2, "s", ["a"])  # 5-6
+    h.ok(0)  # 7
+    h.read(2, "s", ["a", "b"])  # 8-9: one new turn, invoked before a
+    h.read(2, "s", ["a", "b", "t"])  # 10-11: t was acknowledged before a was appended
+    tree, found = grow(h)
+    assert tree.nodes == {"a": (0, 0, 40), "b": (1, 1, 40)}
+    assert [v[0] for v in said(found)] == ["reordered-turns"] and tree.status == [CLEAN, CLEAN, BAD]
+
+
+def test_no_witness_for_an_append_acknowledged_the_instant_the_read_completed() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.read(1, "s", ["a"])  # 2-3
+    h.inv(1, "read", "s")  # 4 (50)
+    h.inv(0, "append", "s", "b")  # 5 (60)
+    h.ok(1, ["a", "b"])  # 6 (70): one new turn
+    h.ok(0, same_time=True)  # 7 (70)
+    h.inv(1, "read", "s")  # 8 (80)
+    h.inv(0, "append", "s", "c")  # 9 (90)
+    h.inv(2, "append", "s", "d")  # 10 (100)
+    h.ok(1, ["a", "b", "c", "d"])  # 11 (110): two new turns
+    h.ok(0, same_time=True)  # 12 (110)
+    h.ok(2, same_time=True)  # 13 (110)
+    tree, found = grow(h)
+    assert found.count() == 0 and tree.status == [CLEAN, CLEAN, CLEAN]
+    assert tree.read_witness == {}
+    assert tree.nodes == {"a": (0, 0, 10), "b": (1, 1, 60), "c": (2, 2, 90), "d": (2, 3, 100)}
+
+
+def test_tokens_that_are_not_strings_make_a_read_unreadable() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.read(1, "s", [["user", ["x"]]])  # 2-3
+    h.read(1, "s", [["user", "a"], ["user", ["x"]]])  # 4-5
+    h.read(1, "s", [["user", "a"], ["user", "a2"], ["user", {"x": 1}]])  # 6-7
+    tree, found = grow(h)
+    assert [(k, m.split(" by ")[1]) for k, m, _ in said(found)] == [
+        ("unreadable", "process 1 at event 3 returned malformed data."),
+        ("unreadable", "process 1 at event 5 returned malformed data."),
+        ("unreadable", "process 1 at event 7 returned malformed data."),
+    ]
+    assert tree.status == []
+
+
+def test_a_wrong_role_among_several_new_turns_is_a_phantom() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.append(0, "s", "b")  # 2-3
+    h.read(1, "s", [["user", "a"], ["bot", "b"]])  # 4-5
+    tree, found = grow(h)
+    assert said(found) == [
+        ("phantom-turn", "The read by process 1 at event 5 shows turn 'b' with role 'bot', but it was appended "
+         "with role 'user'.", [2, 4, 5]),
+    ]
+    assert tree.status == [BAD] and tree.nodes == {}
+
+
+def test_a_read_ending_at_a_known_turn_with_another_path_before_it_conflicts() -> None:
+    h = H()
+    h.inv(0, "append", "s", "a")  # 0
+    h.inv(1, "append", "s", "c")  # 1
+    h.append(2, "s", "b")  # 2-3
+    h.read(3, "s", ["a", "b"])  # 4-5
+    h.read(3, "s", ["c", "b"])  # 6-7: b at the same place, c before it
+    h.ok(0)  # 8
+    h.ok(1)  # 9
+    tree, found = grow(h)
+    assert found.count() == 0
+    assert tree.status == [CLEAN, CONFLICT] and tree.conflicts == [(1, 1, "b")]
+    assert set(tree.nodes) == {"a", "b"}
+
+
+def test_a_read_of_sixteen_turns_starting_with_a_known_turn_elsewhere_conflicts() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1
+    h.append(0, "s", "b")  # 2-3
+    h.read(1, "s", ["a", "b"])  # 4-5
+    new = [f"t{i}" for i in range(15)]
+    for t in new:
+        h.append(0, "s", t)
+    h.read(1, "s", ["b", *new])  # b first, where the tree has it second
+    tree, found = grow(h)
+    assert found.count() == 0
+    assert tree.status == [CLEAN, CONFLICT] and tree.conflicts == [(1, 0, "b")]
+    assert tree.nodes == {"a": (0, 0, 10), "b": (0, 1, 30)}
