@@ -7,6 +7,8 @@ phantom-turn, cross-session-bleed, reordered-turns) with its exact sentence and 
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.checker.evidence import Evidence
 from harness.checker.ops import group_by_session
 from harness.checker.order_tree import BAD, CLEAN, CONFLICT, OrderTree, _quick_tokens, read_tokens
@@ -506,3 +508,88 @@ def test_a_read_of_sixteen_turns_starting_with_a_known_turn_elsewhere_conflicts(
     assert found.count() == 0
     assert tree.status == [CLEAN, CONFLICT] and tree.conflicts == [(1, 0, "b")]
     assert tree.nodes == {"a": (0, 0, 10), "b": (0, 1, 30)}
+
+
+class Counting(OrderTree):
+    """An order tree that counts the calls of its slower paths."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.calls: dict[str, int] = {"known": 0, "slow": 0}
+
+    def _known_prefix(self, v: list[Any]) -> int:
+        self.calls["known"] += 1
+        return super()._known_prefix(v)
+
+    def _slow(self, inv: Any, comp: Any, v: Any) -> None:
+        self.calls["slow"] += 1
+        super()._slow(inv, comp, v)
+
+
+def counted(h: H) -> Counting:
+    sessions, _ = group_by_session(h.events)
+    indexes = LazyIndexes(sessions)
+    tree = Counting("s", indexes["s"], Owners(indexes), Evidence())
+    tree.build(sessions["s"].reads)
+    return tree
+
+
+def test_a_read_that_is_a_path_already_costs_one_comparison() -> None:
+    h = H()
+    toks = [f"t{i}" for i in range(20)]
+    for t in toks:
+        h.append(0, "s", t)
+    h.read(1, "s", toks[:10])  # ten new turns: no general path
+    h.read(1, "s", toks[:3])  # paths already: neither the prefix search nor the general path
+    h.read(1, "s", toks[:10])
+    h.read(1, "s", [])
+    tree = counted(h)
+    assert tree.status == [CLEAN] * 4
+    assert tree.calls == {"known": 2, "slow": 0}  # the first read and the empty one
+    h.read(1, "s", toks[:11])  # one new turn
+    h.read(1, "s", toks[:13])  # two
+    h.read(1, "s", toks)  # five
+    tree = counted(h)
+    assert tree.status == [CLEAN] * 7 and tree.calls == {"known": 5, "slow": 0}
+
+
+def test_sixteen_new_turns_skip_the_general_path_and_seventeen_take_it() -> None:
+    for new, slow in ((16, 0), (17, 1)):
+        h = H()
+        toks = [f"t{i}" for i in range(new)]
+        for t in toks:
+            h.append(0, "s", t)
+        h.read(1, "s", toks)
+        tree = counted(h)
+        assert tree.status == [CLEAN] and tree.calls == {"known": 1, "slow": slow}, new
+
+
+def test_turns_appended_the_instant_the_read_completed_stay_on_the_fast_path() -> None:
+    h = H()
+    h.append(0, "s", "a")  # 0-1 (10-20)
+    h.read(1, "s", ["a"])  # 2-3
+    h.inv(1, "read", "s")  # 4 (50)
+    h.inv(0, "append", "s", "b")  # 5 (60)
+    h.ok(1, ["a", "b"], same_time=True)  # 6 (60): one new turn, invoked the instant the read completed
+    h.ok(0)  # 7
+    h.inv(1, "read", "s")  # 8 (80)
+    h.inv(0, "append", "s", "c")  # 9 (90)
+    h.inv(2, "append", "s", "d")  # 10 (100)
+    h.ok(1, ["a", "b", "c", "d"], same_time=True)  # 11 (100): two new turns, the same for d
+    h.ok(0)  # 12
+    h.ok(2)  # 13
+    tree = counted(h)
+    assert tree.status == [CLEAN] * 3 and tree.calls == {"known": 3, "slow": 0}
+
+
+def test_a_read_of_lists_on_the_general_path_is_kept_as_it_came_not_copied() -> None:
+    h = H()
+    toks = [f"t{i}" for i in range(17)]
+    for t in toks:
+        h.append(0, "s", t)
+    h.read(1, "s", toks)  # seventeen new turns: the general path
+    h.read(1, "s", [*h.turns(toks[:16]), ("user", "t16")])  # a tuple: copied as lists
+    tree = counted(h)
+    assert tree.status == [CLEAN, CLEAN] and tree.calls == {"known": 2, "slow": 2}
+    assert tree.obs[0][2] is h.events[-3].value
+    assert tree.obs[1][2] is not h.events[-1].value and tree.obs[1][2] == tree.obs[0][2]
