@@ -593,3 +593,21 @@ def test_a_read_of_lists_on_the_general_path_is_kept_as_it_came_not_copied() -> 
     assert tree.status == [CLEAN, CLEAN] and tree.calls == {"known": 2, "slow": 2}
     assert tree.obs[0][2] is h.events[-3].value
     assert tree.obs[1][2] is not h.events[-1].value and tree.obs[1][2] == tree.obs[0][2]
+
+
+def test_turns_acknowledged_the_instant_the_path_before_them_was_invoked_stay_on_the_fast_path() -> None:
+    h = H()
+    h.inv(0, "append", "s", "b")  # 0 (10)
+    h.ok(0)  # 1 (20)
+    h.inv(1, "append", "s", "a", same_time=True)  # 2 (20): a invoked the instant b was acknowledged
+    h.ok(1)  # 3 (30)
+    h.read(2, "s", ["a"])  # 4-5
+    h.read(2, "s", ["a", "b"])  # 6-7: one new turn
+    h.inv(0, "append", "s", "c")  # 8 (80)
+    h.ok(0)  # 9 (90)
+    h.inv(1, "append", "s", "d", same_time=True)  # 10 (90)
+    h.ok(1)  # 11 (100)
+    h.read(2, "s", ["a", "b", "d", "c"])  # 12-13: two new turns
+    tree = counted(h)
+    assert tree.status == [CLEAN] * 3 and tree.calls == {"known": 3, "slow": 0}
+    assert tree.nodes == {"a": (0, 0, 20), "b": (1, 1, 20), "d": (2, 2, 90), "c": (2, 3, 90)}
