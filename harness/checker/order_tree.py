@@ -67,6 +67,10 @@ def _quick_tokens(v: object) -> list[Any] | None:
         return None
 
 
+#: How many times a turn was appended, in words (more than twice: "N times").
+_TIMES = {0: "never", 1: "once", 2: "twice"}
+
+
 class OrderTree:
     """Builds the session's tree from its reads (:meth:`build`) and reports what a read
     proves on its own: ``unreadable``, ``duplicate-turn``, ``phantom-turn``,
@@ -279,12 +283,13 @@ class OrderTree:
             if n > 1 and n > self.turns.allowed(tok):
                 bad.add(tok)
                 app = self.turns.recs.get(tok)
+                times = self.turns.allowed(tok)  # a retried append may show once per append
                 self.found.add(
                     "duplicate-turn",
                     self.session,
                     tok,
                     f"The read by {describe(comp)} shows turn {short(tok)} {n} times, but it "
-                    f"was appended {'once' if app else 'never'} to session {self.session!r}.",
+                    f"was appended {_TIMES.get(times, f'{times} times')} to session {self.session!r}.",
                     [app[INV] if app else None, app[COMP] if app else None, inv, comp],
                     blame=comp,
                 )

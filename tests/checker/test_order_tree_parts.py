@@ -305,7 +305,7 @@ def test_an_ambiguous_session_checks_each_read_on_its_own_and_grows_no_tree() ->
     h.read(1, "s", ["y"])  # 12-13
     tree, found = grow(h)
     assert said(found) == [
-        ("duplicate-turn", "The read by process 1 at event 9 shows turn 'x' 3 times, but it was appended once "
+        ("duplicate-turn", "The read by process 1 at event 9 shows turn 'x' 3 times, but it was appended twice "
          "to session 's'.", [0, 1, 8, 9]),
     ]
     assert tree.status == [BAD] * 4 and tree.nodes == {} and tree.conflicts == []
@@ -611,3 +611,16 @@ def test_turns_acknowledged_the_instant_the_path_before_them_was_invoked_stay_on
     tree = counted(h)
     assert tree.status == [CLEAN] * 3 and tree.calls == {"known": 3, "slow": 0}
     assert tree.nodes == {"a": (0, 0, 20), "b": (1, 1, 20), "d": (2, 2, 90), "c": (2, 3, 90)}
+
+
+def test_a_duplicate_says_how_many_times_the_turn_was_appended() -> None:
+    h = H()
+    for _ in range(3):
+        h.append(0, "s", "x")  # 0-5: a retried append, three times
+    h.read(1, "s", ["x", "x", "x"])  # 6-7: once per append is allowed
+    h.read(1, "s", ["x", "x", "x", "x"])  # 8-9: four times is not
+    _, found = grow(h)
+    assert said(found) == [
+        ("duplicate-turn", "The read by process 1 at event 9 shows turn 'x' 4 times, but it was appended 3 times "
+         "to session 's'.", [0, 1, 8, 9]),
+    ]
