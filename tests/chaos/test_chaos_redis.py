@@ -33,7 +33,7 @@ BUGS = fault_exposed("redis")
 SHORT: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {
     # 4 s as scenarios/redis-lease.toml: 2.5 s (six pauses) missed it once in a full-suite
     # run on a clean clone, though never in 12 runs alone
-    "zoo.redis-lease-ttl": ({"pause": {"every": 0.4, "duration": 0.4}},
+    "zoo.redis-lease-ttl": ({"pause": {"every": 0.4, "duration": 0.6}},
                             {"weights": NO_ROLLBACK, "sessions": 6, "duration": 4.0}),
     "zoo.redis-retry-append": ({"disconnect": {"every": 0.1}}, {"weights": NO_ROLLBACK}),
     "zoo.redis-offline-buffer": ({"restart": {"every": 1.0}}, {}),
