@@ -262,6 +262,7 @@ def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_
         assert prover._tried is not None
         run = prover._tried[1].frontier
         assert run is not None and run.gi_frame is not None  # paused, not done
+        assert prover._tried[1].done == first * len(ops) + 256  # its quanta count from there
         assert prover.judge(so, Evidence()) is True
         assert run.gi_frame is None  # that very run went on to the proof
         assert prover.tally.explored == alone.explored
