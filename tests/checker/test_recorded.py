@@ -12,6 +12,12 @@ held 182-364 states, a product of rollbacks whose contents no read had told apar
 first, and about 137,000 trying them earliest invocation first (a rollback that ran for
 12 ms belongs before the next rollback overwrote it, where it began).
 
+``w16-s1-ghost`` is session ``s0`` of another recording of ``--ops 200 --seed 1`` (1,084
+ops): an append that ran for 463 ms and a rollback for 468 ms, among hundreds of others,
+and appends no read shows that a rollback discarded. Trying such an append after the
+rollback, as earliest completion first put it, made the frontier search back up through a
+dozen ops at every step (15,802 steps).
+
 ``w8-rollbacks`` is the one session of a recording of ``tests/e2e/test_many_seeds.py``'s
 seed 96 on Redis (8 writers, 1,102 ops, a third of them rollbacks), and ``w8-final-read``
 session ``s0`` of its seed 89 (262 ops, no read but the final one): sessions the searches
@@ -49,6 +55,16 @@ def test_the_frontier_search_proves_a_recorded_16_writer_session(name: str, step
     (so,) = group_by_session(_events(name))[0].values()
     ops = session_ops(so, Evidence())
     out = search(ops, time.monotonic() + 300, steps)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+
+
+def test_an_append_no_read_shows_is_tried_before_the_rollback_that_discards_it() -> None:
+    """``w16-s1-ghost``: 2,309 steps with the ghost appends tried before the first
+    rollback among the candidates (``frontier._ghosts_first``), 15,802 without."""
+    (so,) = group_by_session(_events("w16-s1-ghost"))[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, 5_000)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
 
