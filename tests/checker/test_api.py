@@ -235,6 +235,7 @@ def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_
     they do not decide is searched on by ``judge`` from where they stopped, not afresh:
     the same steps in all as one search without a pause."""
     import time
+    from inspect import GEN_CLOSED, GEN_SUSPENDED, getgeneratorstate
 
     import harness.checker.exact as exact
     from harness.checker.evidence import Evidence
@@ -261,10 +262,10 @@ def test_the_frontier_search_proves_a_session_before_the_fast_rules_and_goes_on_
             continue
         assert prover._tried is not None
         run = prover._tried[1].frontier
-        assert run is not None and run.gi_frame is not None  # paused, not done
+        assert run is not None and getgeneratorstate(run) == GEN_SUSPENDED  # paused, not done
         assert prover._tried[1].done == first * len(ops) + 256  # its quanta count from there
         assert prover.judge(so, Evidence()) is True
-        assert run.gi_frame is None  # that very run went on to the proof
+        assert getgeneratorstate(run) == GEN_CLOSED  # that very run went on to the proof
         assert prover.tally.explored == alone.explored
 
 
