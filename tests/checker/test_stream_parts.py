@@ -10,6 +10,7 @@ result's stats; each against ``check()`` of the same events where a verdict is g
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -159,13 +160,14 @@ def test_each_append_invoke_raises_its_writers_highest_turn() -> None:
         ("append", "s", {0: "user", 1: "w5.0|g"}),
         ("append", None, ["user", "w6.0|h"]),
         ("append", "t", ["user", "w1.1|i"]),
+        ("append", "t", ("user", "w7.0|j")),
     ]
     sc = fed([ev(i, f=f, session=s, value=v, process=i) for i, (f, s, v) in enumerate(values)])
-    assert sc._writer_max == {1: 4, 2: 0, 6: 0}
+    assert sc._writer_max == {1: 4, 2: 0, 6: 0, 7: 0}
     assert sc._live["s"].open == 8
-    assert sc._live["t"].open == 1
+    assert sc._live["t"].open == 2
     assert list(sc._live) == ["s", "t"]
-    assert sc.retained()["open_invokes"] == 10
+    assert sc.retained()["open_invokes"] == 11
 
 
 # -- feeding ------------------------------------------------------------------------------
@@ -399,6 +401,23 @@ def test_a_session_showing_a_turn_nobody_appended_yet_is_held_until_finish() -> 
     same_as_batch(res, h.events)
 
 
+def test_finish_judges_what_is_left_in_rank_order() -> None:
+    """x is seen first but ranks second (y's append closes first): at ``finish`` y is
+    judged first, so its violation is shown first."""
+    h = H()
+    h.inv(1, "read", "x")
+    h.append(2, "y", "w2.0|b")
+    h.read(2, "y", [])  # a lost turn
+    h.ok(1, ["w1.0|a"])  # a phantom turn
+    sc = fed(h.events)
+    assert list(sc._live) == ["x", "y"] and sc._live["x"].rank == 2 and sc._live["y"].rank == 1
+    res = sc.finish()
+    shown = sc.violations_so_far()
+    assert [(v.kind, v.session) for v in shown] == [("lost-turn", "y"), ("phantom-turn", "x")]
+    assert [(v.kind, v.session) for v in res.violations] == [("lost-turn", "y"), ("phantom-turn", "x")]
+    same_as_batch(res, h.events)
+
+
 def test_a_turn_of_a_judged_session_in_a_later_read_is_a_bleed_found_at_once() -> None:
     """Writer 1 went past ``w1.0|a`` and no append of it is open: the answer is settled, so
     the reading session is judged when retired, its owner taken from the retired table."""
@@ -491,6 +510,23 @@ def test_a_session_keeps_at_most_cap_per_kind_of_one_kind() -> None:
     same_as_batch(res, h.events)
 
 
+def test_the_cap_keeps_the_lowest_ranked_sessions_not_the_first_judged() -> None:
+    """b (rank 2) is judged first with 100 phantom turns; a (rank 1), judged at ``finish``,
+    has one more: the 100 kept are a's and b's first 99, as in the batch check."""
+    h = H()
+    h.read(1, "a", ["w1.100|q"])
+    h.append(2, "b", "w1.500|z")
+    h.read(2, "b", [f"w1.{n}|x" for n in range(CAP_PER_KIND)])
+    sc = fed(h.events)
+    sc.retire("b")
+    assert len(sc.violations_so_far()) == CAP_PER_KIND
+    res = sc.finish()
+    assert res.totals == {"phantom-turn": CAP_PER_KIND + 1}
+    kept = [v.session for v in res.violations]
+    assert len(kept) == CAP_PER_KIND and kept.count("a") == 1
+    same_as_batch(res, h.events)
+
+
 # -- the owner lookup ---------------------------------------------------------------------
 
 
@@ -567,6 +603,17 @@ def test_lookup_among_unranked_owners_takes_the_first_indexed() -> None:
     assert _Lookup(sc, "w").of("t") == ("y", (b, None))
     sc.process_ended(1)
     assert a in sc._live["x"].final
+
+
+def test_lookup_ranks_an_unranked_live_owner_after_a_retired_one() -> None:
+    h = H()
+    h.append(1, "a", "w1.0|x")
+    sc = fed(h.events)
+    sc.retire("a")
+    sc.feed(h.inv(2, "append", "b", "w1.0|x"))
+    sc.process_ended(2)
+    assert sc._live["b"].rank is None and sc._live_tokens == {"w1.0|x": ["b"]}
+    assert _Lookup(sc, "w").of("w1.0|x") == ("a", (h.events[0], h.events[1]))
 
 
 def test_lookup_gives_a_live_owners_first_non_failed_append() -> None:
@@ -649,6 +696,17 @@ def test_the_result_replays_candidates_in_rank_order_with_all_the_stats() -> Non
     }
     assert exact == sc.prover.stats()
     same_as_batch(res, h.events)
+
+
+def test_seconds_is_the_time_since_the_checker_was_made_to_the_microsecond() -> None:
+    before = time.perf_counter()
+    sc = StreamChecker()
+    res = sc.finish()
+    seconds = [res.stats["seconds"], *(sc._result().stats["seconds"] for _ in range(20))]
+    after = time.perf_counter()
+    assert all(0 <= x <= after - before + 1e-6 for x in seconds)
+    assert all(x == round(x, 6) for x in seconds)
+    assert seconds == sorted(seconds)
 
 
 def test_a_valid_history_streams_to_a_valid_result() -> None:
