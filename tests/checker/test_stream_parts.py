@@ -571,9 +571,8 @@ def test_lookup_takes_the_lowest_ranked_owner_retired_or_live() -> None:
     h.append(5, "q", "v")  # q: rank 5
     sc = fed(h.events)
     assert sc._live_tokens["t"] == ["x", "y"]
-    sc._finishing = True  # keep r from being held: "u" is no plan-made turn
     sc.retire("r")
-    sc._finishing = False
+    assert sc._judged == {"r"}  # r reads nothing: judged at once
     look = _Lookup(sc, "w")
     assert look.of("t") == ("y", (h.events[4], h.events[5]))
     assert look.of("u") == ("r", (h.events[6], h.events[7]))
@@ -584,10 +583,8 @@ def test_lookup_takes_the_lowest_ranked_owner_retired_or_live() -> None:
     h2.append(2, "r", "t")
     h2.append(1, "y", "t")
     sc = fed(h2.events)
-    sc._finishing = True
     sc.retire("r")
-    sc._finishing = False
-    assert sc.retired_owners.of("t") is not None
+    assert sc._judged == {"r"} and sc.retired_owners.of("t") is not None
     assert _Lookup(sc, "w").of("t") == ("y", (h2.events[4], h2.events[5]))
 
 
@@ -601,8 +598,7 @@ def test_lookup_among_unranked_owners_takes_the_first_indexed() -> None:
     assert sc._live_tokens == {"t": ["y", "x"]}
     assert sc._live["x"].rank is None and sc._live["y"].rank is None
     assert _Lookup(sc, "w").of("t") == ("y", (b, None))
-    sc.process_ended(1)
-    assert a in sc._live["x"].final
+    assert sc._live["x"].final == [a] and sc._live["y"].final == [b]
 
 
 def test_lookup_ranks_an_unranked_live_owner_after_a_retired_one() -> None:
@@ -617,6 +613,8 @@ def test_lookup_ranks_an_unranked_live_owner_after_a_retired_one() -> None:
 
 
 def test_lookup_gives_a_live_owners_first_non_failed_append() -> None:
+    """x's failed append and its malformed one are skipped; y's ended append, though
+    invoked first, comes after its closed one (pairing places never-completed ops last)."""
     h = H()
     h.inv(1, "append", "x", "t")
     h.fail(1)
@@ -624,16 +622,15 @@ def test_lookup_gives_a_live_owners_first_non_failed_append() -> None:
     h.ok(1)
     h.append(1, "x", "t")
     h.append(1, "x", "t")
+    sc = fed(h.events)
+    assert _Lookup(sc, "w").of("t") == ("x", (h.events[4], h.events[5]))
+    h = H()
     e = h.inv(2, "append", "y", "t")
-    h.inv(3, "append", "y", "t")
-    h.ok(3)
+    h.append(3, "y", "t")
     sc = fed(h.events)
     sc.process_ended(2)
-    assert _Lookup(sc, "w").of("t") == ("x", (h.events[4], h.events[5]))
-    # y's ended append comes after its closed one
-    del sc._live_tokens["t"][0]
-    assert _Lookup(sc, "w").of("t") == ("y", (h.events[9], h.events[10]))
-    assert sc._live["y"].final == [e]
+    assert sc._live["y"].final == [e] and sc._live_tokens == {"t": ["y"]}
+    assert _Lookup(sc, "w").of("t") == ("y", (h.events[1], h.events[2]))
 
 
 # -- candidates, results ------------------------------------------------------------------
