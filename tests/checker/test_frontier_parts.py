@@ -180,3 +180,25 @@ def test_the_ids_order_a_listing_and_a_snapshot_only_where_real_time_does_not() 
     assert needs[8] == 1 << 3  # a rollback to c after c's snapshot
     assert needs[4] == 1 << 9  # d after the rollback that did not find it
     assert needs[0] == needs[6] == needs[9] == 0
+
+
+def test_a_failed_state_of_another_length_does_not_end_the_look_through_the_others() -> None:
+    """``_one_covered`` looks through every failed state it is given: one with another
+    number of snapshots is passed over, not the end of the look (in the search, states
+    under one key have as many snapshots, so this pins the function's word, any one of
+    those that failed will do, not a verdict of the search)."""
+    longer = fail((("x", cands(A, B), 2), ("y", C, 1)), why=1)
+    shorter = fail((("x", cands(A, B), 2),), why=2)
+    assert _one_covered([longer, shorter], (("x", cands(A), 2),)) == 2
+    assert _one_covered([shorter, longer], (("x", cands(A), 2), ("y", C, 1))) == 1
+
+
+def test_a_snapshot_with_no_bit_is_read_by_no_failure() -> None:
+    """``_failed`` keeps, for each failed state, the places of the contents its failure
+    read: those whose snapshot's bit is in ``why``. An id with no bit (in the search every
+    snapshot with a rollback left has one) is read by none, whatever ``why`` holds."""
+    failed: dict[int, dict[Any, list[Any]]] = {}
+    s = state(("w", cands(A), 1), ("x", cands(B), 1))
+    _failed(failed, 0b1, frozenset({s}), 0b1, BIT)
+    [(contents, at, why)] = failed[0b1][(A, frozenset({"w", "x"}), ())]
+    assert contents is s[2] and at == [1] and why == 0b1
