@@ -547,3 +547,37 @@ def test_an_observer_every_state_of_a_set_allows_is_placed_with_no_alternative()
     for early in (False, True):
         out = decide(ops, early)
         assert (out.ok, out.explored, out.depth, out.stuck) == (False, 22, 5, ops[5])
+
+
+#: x (5-8) runs across the append of a (3-16, outcome unknown), a listing shows x (13-14),
+#: a rollback to x (28) and a listing of x and y (32), which nothing can give: refuted
+#: after every order is tried, with failed configurations covering others
+READS_X = [
+    op(0, "append", 3, 16, "a", ()),
+    op(1, "snapshot", 5, 8, None, "x"),
+    op(2, "rollback", 28, 28, "x"),
+    op(3, "list", 13, 14, None, frozenset({"x"})),
+    op(4, "list", 32, 32, None, frozenset({"x", "y"})),
+]
+#: the same with two more appends after a (9-16, 16-18), ids and times unchanged
+READS_X_LONGER = [
+    READS_X[0],
+    op(1, "append", 9, 16, "b", ("a",)),
+    op(2, "append", 16, 18, "c", ("a", "b")),
+    *(op(n + 2, o.kind, o.lo, o.hi, o.arg, o.out) for n, o in enumerate(READS_X[1:], start=1)),
+]
+
+
+@pytest.mark.parametrize("early", [False, True])
+@pytest.mark.parametrize(("ops", "explored"), [(READS_X, 26), (READS_X_LONGER, 41)])
+def test_what_a_failure_depends_on_gathers_every_rollback_tried_below_it(
+        ops: list[ModelOp], explored: int, early: bool) -> None:
+    """A failure depends on the contents of every snapshot a rollback tried below it read
+    (``cons``: the bits of all of them, gathered), and a failed configuration covers
+    another only where those contents are within. Here the steps are 26 and 41; keeping
+    only the last rollback's bit covers more (38 on the longer one), keeping none (every
+    failure read nothing) covers what it must not (19, 28). This pins the search's work,
+    not its verdict (refuted either way on these)."""
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, explored, len(ops) - 1, ops[-1])
