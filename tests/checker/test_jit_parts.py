@@ -194,3 +194,18 @@ def test_the_state_a_refutation_names_does_not_hang_on_string_hashing() -> None:
         got.add(run.stdout)
     assert len(got) == 1, got
     assert got.pop().splitlines() == ["['s1'] ('a',)", "['s1', 's2'] ('a',)"]
+
+
+def test_a_state_reached_twice_in_a_closure_keeps_the_first_way_and_its_steps() -> None:
+    """Two reads of () (0-10) run across the append of a (0-5): at a's return the walk's
+    closure reaches (a) with both reads placed two ways, read 1 then read 0 (the first
+    found: the closure takes the last op it extended first) and read 0 then read 1. The
+    state keeps the first way, so the proof places read 1, read 0, then a, in 16 model
+    steps (18 with a read of (a) after). Keeping the last way, or not finding the first,
+    gives (0, 1, 2) in 18 steps: a linearization too, so this pins the order the search
+    returns and its work, not its verdict."""
+    ops = [op(0, "read", 0, 10, None, ()), op(1, "read", 0, 10, None, ()), op(2, "append", 0, 5, "a")]
+    out = proven(ops)
+    assert (out.order, out.explored) == ((1, 0, 2), 16)
+    out = proven([*ops, op(3, "read", 11, 12, None, ("a",))])
+    assert (out.order, out.explored) == ((1, 0, 2, 3), 18)
