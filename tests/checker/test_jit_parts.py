@@ -209,3 +209,15 @@ def test_a_state_reached_twice_in_a_closure_keeps_the_first_way_and_its_steps() 
     assert (out.order, out.explored) == ((1, 0, 2), 16)
     out = proven([*ops, op(3, "read", 11, 12, None, ("a",))])
     assert (out.order, out.explored) == ((1, 0, 2, 3), 18)
+
+
+def test_an_op_placed_before_its_return_is_dropped_from_the_key_there() -> None:
+    """Snapshot x (3-5) and snapshot y (5-6) run together: at x's return, some
+    configurations placed y already (y then x); at y's return those keep every op placed
+    but y (its return changes nothing), and the sweep and the walk go on from them: a
+    proof in 10 model steps. Keyed otherwise (only y's bit kept), a configuration is met
+    as new and stepped again (11). This pins the search's work, not its verdict."""
+    ops = [op(0, "snapshot", 3, 5, None, "x"), op(1, "snapshot", 5, 6, None, "y"),
+           op(2, "list", 22, 22, None, frozenset({"x", "y"}))]
+    out = proven(ops)
+    assert (out.order, out.explored) == ((0, 1, 2), 10)
