@@ -581,3 +581,23 @@ def test_what_a_failure_depends_on_gathers_every_rollback_tried_below_it(
     assert eager(ops) is False
     out = decide(ops, early)
     assert (out.ok, out.explored, out.depth, out.stuck) == (False, explored, len(ops) - 1, ops[-1])
+
+
+def test_a_covered_configuration_passes_on_what_its_cover_read() -> None:
+    """x (5-8) runs across the append of a (3-16, outcome unknown); a listing shows x
+    (13-14), snapshot y (14-15, its content not kept), a rollback to x (28), then a read of
+    (a) (29-30): linearizable (x taken before a, or after it and restored). A candidate
+    whose configuration a failed one covers adds what that failure read to the
+    configuration's own (``cons``): dropped, a later failure read nothing and covered
+    configurations it must not, and this session was refuted."""
+    ops = [
+        op(0, "append", 3, 16, "a", ()),
+        op(1, "read", 29, 30, None, ("a",)),
+        op(2, "snapshot", 5, 8, None, "x"),
+        op(3, "snapshot-id", 14, 15, None, "y"),
+        op(4, "rollback", 28, 28, "x"),
+        op(5, "list", 13, 14, None, frozenset({"x"})),
+    ]
+    assert eager(ops) is True
+    for early in (False, True):
+        assert proven(ops, early).order == (2, 0, 5, 3, 4, 1)
