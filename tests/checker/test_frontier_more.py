@@ -601,3 +601,43 @@ def test_a_covered_configuration_passes_on_what_its_cover_read() -> None:
     assert eager(ops) is True
     for early in (False, True):
         assert proven(ops, early).order == (2, 0, 5, 3, 4, 1)
+
+
+def test_a_covered_candidate_adds_to_what_the_configuration_read_so_far() -> None:
+    """A snapshot of unknown outcome that may have made x (1-), a rollback of unknown
+    outcome to x (25-), the append of a (9-14), y made (27-29) and a listing of y (36-37):
+    proven without the unknown ops. Trying earliest invocation first the search meets
+    configurations a failed one covers; what each cover read is added to what the
+    configuration read so far (``cons |= why``), not put in its place: 34 steps (31
+    when it replaces it, and the failure then covers more than it should). This pins the
+    search's work, not its verdict (7 steps the other way round)."""
+    ops = [
+        op(0, "append", 9, 14, "a", ()),
+        op(1, "snapshot-id", 27, 29, None, "y"),
+        op(2, "snapshot?", 1, INF, ("x",)),
+        op(3, "rollback?", 25, INF, "x"),
+        op(4, "list", 36, 37, None, frozenset({"y"})),
+    ]
+    assert eager(ops) is True
+    assert [(proven(ops, early).order, decide(ops, early).explored) for early in (False, True)] == [
+        ((0, 1, 4), 7), ((0, 1, 4), 34)]
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_configuration_entered_reads_nothing_yet(early: bool) -> None:
+    """The append of a (1-4), y made (2-2) and a snapshot of unknown outcome that may have
+    made x (2-), a rollback to x (12-13) and a listing of nothing (17-18): refuted. A
+    configuration the search enters has read no snapshot's content yet (``cons`` 0), so a
+    failure below it that read none covers any contents: 10 steps (13 when every
+    configuration starts out reading x's). The refutation names where the deepest dead
+    end was (2 ops placed). This pins the search's work, not its verdict."""
+    ops = [
+        op(0, "append", 1, 4, "a", ()),
+        op(1, "snapshot-id", 2, 2, None, "y"),
+        op(2, "snapshot?", 2, INF, ("x",)),
+        op(3, "rollback", 12, 13, "x"),
+        op(4, "list", 17, 18, None, frozenset()),
+    ]
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, 10, 2, ops[1])
