@@ -235,3 +235,16 @@ def test_the_configurations_met_in_a_closure_are_kept_apart_by_ops_placed() -> N
            op(4, "snapshot?", 19, INF, ("y",)), op(5, "list", 23, 25, None, frozenset({"x", "y"}))]
     out = proven(ops)
     assert (out.order, out.explored) == ((3, 0, 1, 4, 5, 2), 27)
+
+
+def test_a_state_reached_again_in_a_closure_is_stepped_on_with_the_new_ways_only() -> None:
+    """x made (0-1), a ghost append (3-7) across a rollback to x (5-6), a rollback of
+    unknown outcome to x (7-) and two reads of () (26-28, 28-30): proven, in 32 model
+    steps. In pass 1 a state reached again carries the ways it was not reached by yet,
+    and is stepped on with those only (33 when the ways it carried already are added
+    again). This pins the search's work, not its verdict."""
+    ops = [op(0, "append", 3, 7, GHOST), op(1, "read", 26, 28, None, ()),
+           op(2, "read", 28, 30, None, ()), op(3, "snapshot", 0, 1, None, "x"),
+           op(4, "rollback", 5, 6, "x"), op(5, "rollback?", 7, INF, "x")]
+    out = proven(ops)
+    assert (out.order, out.explored) == ((3, 4, 0, 5, 1, 2), 32)
