@@ -248,3 +248,28 @@ def test_a_state_reached_again_in_a_closure_is_stepped_on_with_the_new_ways_only
            op(4, "rollback", 5, 6, "x"), op(5, "rollback?", 7, INF, "x")]
     out = proven(ops)
     assert (out.order, out.explored) == ((3, 4, 0, 5, 1, 2), 32)
+
+
+def test_a_live_joined_state_covers_a_real_one_within_it_that_holds_a_needed_content() -> None:
+    """``_covered``: a real configuration is let through when a live joined state of the
+    same key and shape holds it (a fixed content equal, candidates within the joined
+    ones) and each of its candidate sets still holds a content some way to the end needs;
+    else not (no live state of that key, a fixed content that differs, a candidate more,
+    candidates none of which is needed)."""
+    from harness.checker.jit import _covered, _shape
+
+    a, b, c = ("a",), ("b",), ("c",)
+
+    def st(x: Any, y: Any) -> Any:
+        return ((), frozenset({"x", "y"}), (("x", x, 1), ("y", y, 1)), ())
+
+    joined = st(frozenset({a, b}), c)
+    index: Any = {(3, _shape(joined)): [(joined, {"x": frozenset({a})})]}
+    assert _covered(index, 3, joined)
+    assert _covered(index, 3, st(frozenset({a}), c))  # fewer candidates, a needed one
+    assert not _covered(index, 3, st(frozenset({b}), c))  # none of them needed
+    assert not _covered(index, 3, st(frozenset({a, c}), c))  # a candidate more
+    assert not _covered(index, 3, st(frozenset({c}), c))  # not within, none needed
+    assert not _covered(index, 3, st(frozenset({a}), b))  # y's fixed content differs
+    assert not _covered(index, 1, st(frozenset({a}), c))  # no live state with these ops
+    assert not _covered({}, 3, joined)
