@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from harness.checker.exact import replays
 from harness.checker.jit import _returns, search_jit
 from harness.checker.lazy import LAZY_INIT, certify, make_step, rank
@@ -273,3 +275,18 @@ def test_a_live_joined_state_covers_a_real_one_within_it_that_holds_a_needed_con
     assert not _covered(index, 3, st(frozenset({a}), b))  # y's fixed content differs
     assert not _covered(index, 1, st(frozenset({a}), c))  # no live state with these ops
     assert not _covered({}, 3, joined)
+
+
+def test_past_max_alive_states_after_a_return_the_search_is_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPEN_AT_THE_END keeps at most two joined states alive after a return (after b's,
+    s1 placed before or after b): with MAX_ALIVE 2 (not more than it may keep) it is
+    proven, in 17 model steps; with 1 it is undecided at b's return, the second (depth 1,
+    4 model steps taken). This pins where the search stops, not a verdict."""
+    import harness.checker.jit as jit
+
+    monkeypatch.setattr(jit, "MAX_ALIVE", 2)
+    out = proven(OPEN_AT_THE_END)
+    assert out.explored == 17
+    monkeypatch.setattr(jit, "MAX_ALIVE", 1)
+    out = search_jit(OPEN_AT_THE_END, time.monotonic() + 10)
+    assert (out.ok, out.explored, out.depth, out.stuck, out.state) == (None, 4, 1, OPEN_AT_THE_END[2], None)
