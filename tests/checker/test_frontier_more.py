@@ -641,3 +641,25 @@ def test_a_configuration_entered_reads_nothing_yet(early: bool) -> None:
     assert eager(ops) is False
     out = decide(ops, early)
     assert (out.ok, out.explored, out.depth, out.stuck) == (False, 10, 2, ops[1])
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> None:
+    """x (7-11) and y (17-18) are each the target of a rollback of unknown outcome; a
+    ghost append runs across both (12-20), a listing shows both (14-23), and a read of
+    (b) (34-35) nothing makes refutes the session. What a failure read is kept a bit per
+    snapshot: 42 steps; with one bit for x and none for y, failures that read y's
+    content cover configurations where it differs (28). This pins the search's work, not
+    its verdict."""
+    ops = [
+        op(0, "append", 12, 20, GHOST),
+        op(1, "read", 34, 35, None, ("b",)),
+        op(2, "snapshot", 7, 11, None, "x"),
+        op(3, "snapshot", 17, 18, None, "y"),
+        op(4, "rollback?", 27, INF, "x"),
+        op(5, "rollback?", 33, INF, "y"),
+        op(6, "list", 14, 23, None, frozenset({"x", "y"})),
+    ]
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, 42, 6, ops[1])

@@ -290,3 +290,13 @@ def test_past_max_alive_states_after_a_return_the_search_is_undecided(monkeypatc
     monkeypatch.setattr(jit, "MAX_ALIVE", 1)
     out = search_jit(OPEN_AT_THE_END, time.monotonic() + 10)
     assert (out.ok, out.explored, out.depth, out.stuck, out.state) == (None, 4, 1, OPEN_AT_THE_END[2], None)
+
+
+def test_two_states_of_one_shape_are_joined() -> None:
+    """s2 (2-4) runs across a ghost append (1-7), so after the append's return s2 holds ()
+    or the dirty turns: two states of one shape, joined into one (``_join`` of exactly two
+    states), and the rollback (19-20) then restores either: proven in 12 model steps (13
+    with the two kept apart). This pins the search's work, not its verdict."""
+    ops = [op(0, "append", 1, 7, GHOST), op(1, "snapshot", 2, 4, None, "s2"), op(2, "rollback", 19, 20, "s2")]
+    out = proven(ops)
+    assert (out.order, out.explored) == ((1, 0, 2), 12)
