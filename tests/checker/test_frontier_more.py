@@ -663,3 +663,22 @@ def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> N
     assert eager(ops) is False
     out = decide(ops, early)
     assert (out.ok, out.explored, out.depth, out.stuck) == (False, 42, 6, ops[1])
+
+
+def test_only_a_rollback_reads_a_snapshot_s_content() -> None:
+    """An append of a of unknown outcome (5-), the same append again (8-10), a snapshot of
+    unknown outcome that may have made x (2-), a listing of nothing (11-16) and a rollback
+    to x (17): proven, x made after the listing. Trying earliest invocation first, the
+    failures met depend on no snapshot's content (no rollback was tried below them), so
+    they cover configurations whatever x holds: 23 steps (29 when every op is taken to
+    read x's content). This pins the search's work, not its verdict."""
+    ops = [
+        op(0, "append", 5, INF, "a"),
+        op(1, "append", 8, 10, "a"),
+        op(2, "snapshot?", 2, INF, ("x",)),
+        op(3, "rollback", 17, 17, "x"),
+        op(4, "list", 11, 16, None, frozenset()),
+    ]
+    assert eager(ops) is True
+    out = proven(ops, early=True)
+    assert (out.order, out.explored) == ((0, 1, 4, 2, 3), 23)
