@@ -336,6 +336,15 @@ MARKED: dict[str, tuple[list[ModelOp], tuple[int, ...], int]] = {
         op(2, "snapshot", 24, 30, None, "z"), op(3, "rollback", 27, 32, "x"),
         op(4, "rollback?", 32, INF, "z"), op(5, "list", 13, 17, None, frozenset({"x"}))],
         (1, 5, 0, 2, 3), 35),
+    # the walk: a state it did not cover is not entered, one visited is not entered again
+    "ghost-as-the-read-returns": ([
+        op(0, "append", 7, 9, "b", ()), op(1, "append", 13, 13, GHOST),
+        op(2, "read", 11, 13, None, ("b",)), op(3, "snapshot", 2, 2, None, "x"),
+        op(4, "rollback", 11, 16, "x")], (3, 0, 2, 1, 4), 21),
+    "missing-rollback-before-a-snapshot": ([
+        op(0, "append", 0, 2, GHOST), op(1, "append", 15, 20, "b", ()),
+        op(2, "snapshot", 2, 3, None, "y"), op(3, "rollback-missing", 1, 2, "q"),
+        op(4, "rollback", 17, 18, "y")], (3, 2, 0, 4, 1), 31),
 }
 
 
