@@ -548,6 +548,141 @@ def test_an_observer_every_state_of_a_set_allows_is_placed_with_no_alternative()
         assert (out.ok, out.explored, out.depth, out.stuck) == (False, 22, 5, ops[5])
 
 
+#: x (5-8) runs across the append of a (3-16, outcome unknown), a listing shows x (13-14),
+#: a rollback to x (28) and a listing of x and y (32), which nothing can give: refuted
+#: after every order is tried, with failed configurations covering others
+READS_X = [
+    op(0, "append", 3, 16, "a", ()),
+    op(1, "snapshot", 5, 8, None, "x"),
+    op(2, "rollback", 28, 28, "x"),
+    op(3, "list", 13, 14, None, frozenset({"x"})),
+    op(4, "list", 32, 32, None, frozenset({"x", "y"})),
+]
+#: the same with two more appends after a (9-16, 16-18), ids and times unchanged
+READS_X_LONGER = [
+    READS_X[0],
+    op(1, "append", 9, 16, "b", ("a",)),
+    op(2, "append", 16, 18, "c", ("a", "b")),
+    *(op(n + 2, o.kind, o.lo, o.hi, o.arg, o.out) for n, o in enumerate(READS_X[1:], start=1)),
+]
+
+
+@pytest.mark.parametrize("early", [False, True])
+@pytest.mark.parametrize(("ops", "explored"), [(READS_X, 26), (READS_X_LONGER, 41)])
+def test_what_a_failure_depends_on_gathers_every_rollback_tried_below_it(
+        ops: list[ModelOp], explored: int, early: bool) -> None:
+    """A failure depends on the contents of every snapshot a rollback tried below it read
+    (``cons``: the bits of all of them, gathered), and a failed configuration covers
+    another only where those contents are within. Here the steps are 26 and 41; keeping
+    only the last rollback's bit covers more (38 on the longer one), keeping none (every
+    failure read nothing) covers what it must not (19, 28). This pins the search's work,
+    not its verdict (refuted either way on these)."""
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, explored, len(ops) - 1, ops[-1])
+
+
+def test_a_covered_configuration_passes_on_what_its_cover_read() -> None:
+    """x (5-8) runs across the append of a (3-16, outcome unknown); a listing shows x
+    (13-14), snapshot y (14-15, its content not kept), a rollback to x (28), then a read of
+    (a) (29-30): linearizable (x taken before a, or after it and restored). A candidate
+    whose configuration a failed one covers adds what that failure read to the
+    configuration's own (``cons``): dropped, a later failure read nothing and covered
+    configurations it must not, and this session was refuted."""
+    ops = [
+        op(0, "append", 3, 16, "a", ()),
+        op(1, "read", 29, 30, None, ("a",)),
+        op(2, "snapshot", 5, 8, None, "x"),
+        op(3, "snapshot-id", 14, 15, None, "y"),
+        op(4, "rollback", 28, 28, "x"),
+        op(5, "list", 13, 14, None, frozenset({"x"})),
+    ]
+    assert eager(ops) is True
+    for early in (False, True):
+        assert proven(ops, early).order == (2, 0, 5, 3, 4, 1)
+
+
+def test_a_covered_candidate_adds_to_what_the_configuration_read_so_far() -> None:
+    """A snapshot of unknown outcome that may have made x (1-), a rollback of unknown
+    outcome to x (25-), the append of a (9-14), y made (27-29) and a listing of y (36-37):
+    proven without the unknown ops. Trying earliest invocation first the search meets
+    configurations a failed one covers; what each cover read is added to what the
+    configuration read so far (``cons |= why``), not put in its place: 34 steps (31
+    when it replaces it, and the failure then covers more than it should). This pins the
+    search's work, not its verdict (7 steps the other way round)."""
+    ops = [
+        op(0, "append", 9, 14, "a", ()),
+        op(1, "snapshot-id", 27, 29, None, "y"),
+        op(2, "snapshot?", 1, INF, ("x",)),
+        op(3, "rollback?", 25, INF, "x"),
+        op(4, "list", 36, 37, None, frozenset({"y"})),
+    ]
+    assert eager(ops) is True
+    assert [(proven(ops, early).order, decide(ops, early).explored) for early in (False, True)] == [
+        ((0, 1, 4), 7), ((0, 1, 4), 34)]
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_configuration_entered_reads_nothing_yet(early: bool) -> None:
+    """The append of a (1-4), y made (2-2) and a snapshot of unknown outcome that may have
+    made x (2-), a rollback to x (12-13) and a listing of nothing (17-18): refuted. A
+    configuration the search enters has read no snapshot's content yet (``cons`` 0), so a
+    failure below it that read none covers any contents: 10 steps (13 when every
+    configuration starts out reading x's). The refutation names where the deepest dead
+    end was (2 ops placed). This pins the search's work, not its verdict."""
+    ops = [
+        op(0, "append", 1, 4, "a", ()),
+        op(1, "snapshot-id", 2, 2, None, "y"),
+        op(2, "snapshot?", 2, INF, ("x",)),
+        op(3, "rollback", 12, 13, "x"),
+        op(4, "list", 17, 18, None, frozenset()),
+    ]
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, 10, 2, ops[1])
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> None:
+    """x (7-11) and y (17-18) are each the target of a rollback of unknown outcome; a
+    ghost append runs across both (12-20), a listing shows both (14-23), and a read of
+    (b) (34-35) nothing makes refutes the session. What a failure read is kept a bit per
+    snapshot: 42 steps; with one bit for x and none for y, failures that read y's
+    content cover configurations where it differs (28). This pins the search's work, not
+    its verdict."""
+    ops = [
+        op(0, "append", 12, 20, GHOST),
+        op(1, "read", 34, 35, None, ("b",)),
+        op(2, "snapshot", 7, 11, None, "x"),
+        op(3, "snapshot", 17, 18, None, "y"),
+        op(4, "rollback?", 27, INF, "x"),
+        op(5, "rollback?", 33, INF, "y"),
+        op(6, "list", 14, 23, None, frozenset({"x", "y"})),
+    ]
+    assert eager(ops) is False
+    out = decide(ops, early)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, 42, 6, ops[1])
+
+
+def test_only_a_rollback_reads_a_snapshot_s_content() -> None:
+    """An append of a of unknown outcome (5-), the same append again (8-10), a snapshot of
+    unknown outcome that may have made x (2-), a listing of nothing (11-16) and a rollback
+    to x (17): proven, x made after the listing. Trying earliest invocation first, the
+    failures met depend on no snapshot's content (no rollback was tried below them), so
+    they cover configurations whatever x holds: 23 steps (29 when every op is taken to
+    read x's content). This pins the search's work, not its verdict."""
+    ops = [
+        op(0, "append", 5, INF, "a"),
+        op(1, "append", 8, 10, "a"),
+        op(2, "snapshot?", 2, INF, ("x",)),
+        op(3, "rollback", 17, 17, "x"),
+        op(4, "list", 11, 16, None, frozenset()),
+    ]
+    assert eager(ops) is True
+    out = proven(ops, early=True)
+    assert (out.order, out.explored) == ((0, 1, 4, 2, 3), 23)
+
+
 def test_ghost_appends_are_tried_just_before_the_first_rollback() -> None:
     """Candidates in their order of trying, with roles (0: other, 1: an append no read
     shows, 2: a rollback): the ghosts after the first rollback move to just before it, in

@@ -180,3 +180,62 @@ def test_the_ids_order_a_listing_and_a_snapshot_only_where_real_time_does_not() 
     assert needs[8] == 1 << 3  # a rollback to c after c's snapshot
     assert needs[4] == 1 << 9  # d after the rollback that did not find it
     assert needs[0] == needs[6] == needs[9] == 0
+
+
+def test_a_failed_state_of_another_length_does_not_end_the_look_through_the_others() -> None:
+    """``_one_covered`` looks through every failed state it is given: one with another
+    number of snapshots is passed over, not the end of the look (in the search, states
+    under one key have as many snapshots, so this pins the function's word, any one of
+    those that failed will do, not a verdict of the search)."""
+    longer = fail((("x", cands(A, B), 2), ("y", C, 1)), why=1)
+    shorter = fail((("x", cands(A, B), 2),), why=2)
+    assert _one_covered([longer, shorter], (("x", cands(A), 2),)) == 2
+    assert _one_covered([shorter, longer], (("x", cands(A), 2), ("y", C, 1))) == 1
+
+
+def test_a_snapshot_with_no_bit_is_read_by_no_failure() -> None:
+    """``_failed`` keeps, for each failed state, the places of the contents its failure
+    read: those whose snapshot's bit is in ``why``. An id with no bit (in the search every
+    snapshot with a rollback left has one) is read by none, whatever ``why`` holds."""
+    failed: dict[int, dict[Any, list[Any]]] = {}
+    s = state(("w", cands(A), 1), ("x", cands(B), 1))
+    _failed(failed, 0b1, frozenset({s}), 0b1, BIT)
+    [(contents, at, why)] = failed[0b1][(A, frozenset({"w", "x"}), ())]
+    assert contents is s[2] and at == [1] and why == 0b1
+
+
+@pytest.mark.parametrize("early", [False, True])
+@pytest.mark.parametrize("lacks_x", [
+    ModelOp(2, "rollback-missing", 5, 6, arg="x"),
+    ModelOp(2, "list", 5, 6, out=frozenset()),
+])
+def test_a_snapshot_the_ids_put_after_an_op_is_not_tried_before_it(early: bool, lacks_x: ModelOp) -> None:
+    """Snapshot x (0-10) overlaps a failed rollback to x, or a listing without x (5-6),
+    which is no candidate yet at the start (the append of a, 1-2, returned before it was
+    invoked). ``_id_order`` puts x after it, so x is not tried first (it would be, a
+    snapshot before an append, and fail at the op that says x is absent): the append, the
+    op lacking x, then x, in 7 steps; 13 when the ids' order is ignored. This pins the
+    search's work, not its verdict (the same either way)."""
+    import time
+
+    from harness.checker.frontier import search
+
+    ops = [ModelOp(0, "snapshot", 0, 10, out="x"), ModelOp(1, "append", 1, 2, arg="a"), lacks_x]
+    out = search(ops, time.monotonic() + 10, early=early)
+    assert (out.ok, out.explored, out.order) == (True, 7, (1, 2, 0))
+
+
+def test_a_failed_state_that_does_not_cover_does_not_end_the_look_through_the_others() -> None:
+    """A failed state that differs in a content its failure read (another id or rollbacks
+    left, another fixed content, candidates not a superset) is passed over, and the next
+    one that covers says what it read."""
+    covers = fail((("x", cands(A, B), 2), ("y", C, 1)), why=2)
+    contents = (("x", cands(A), 2), ("y", C, 1))
+    for other in [
+        (("x", cands(A, B), 1), ("y", C, 1)),  # x: rollbacks left
+        (("x", cands(A, B), 2), ("y", A, 1)),  # y: another fixed content
+        (("x", cands(B), 2), ("y", C, 1)),  # x: candidates not a superset
+    ]:
+        assert _one_covered([fail(other, why=BOTH), covers], contents) == 2
+    renamed = fail((("z", cands(A, B), 2), ("y", C, 1)), why=BOTH | 4)
+    assert _one_covered([renamed, covers], contents) == 2

@@ -369,3 +369,15 @@ def test_merge_joins_states_whose_other_contents_are_equal_fixed_ones() -> None:
 
     states = frozenset({st(A, cands(C)), st(A, cands(AB))})
     assert merge(states) == {st(A, cands(C, AB))}
+
+
+def test_certify_moves_only_a_snapshot_whose_content_was_kept() -> None:
+    """Only a ``snapshot`` is moved to where its content came from: an op of another kind
+    whose result names the id a rollback restored (here a ``snapshot-id``, whose content
+    was not kept) stays where the search placed it, whatever the turns there. (``certify``
+    reads only the kinds, ids and the turns along the path: the states need not be ones
+    the model reaches.)"""
+    order = [op(0, "snapshot-id", 0, 9, None, "s1"), op(1, "append", 1, 2, "a"),
+             op(2, "rollback", 10, 11, "s1")]
+    path = [(E, ids(), (), ()), (E, ids("s1"), (), ()), (A, ids("s1"), (), ()), (A, ids("s1"), (), ())]
+    assert certify(order, path) == order

@@ -139,6 +139,11 @@ def test_the_list_holds_calls_and_returns_by_time_calls_first_at_equal_times() -
     assert s.remaining == 2
     nxt, prv = list(s.nxt), list(s.prv)
     assert nxt[:6] == [1, 2, 3, 4, 5, 6] and prv[1:7] == [0, 1, 2, 3, 4, 5]
+    # the whole layout, sentinels too: the head (0) and the end (6) link to themselves
+    # outward, and name op 0 (the walk never follows or reads them: this pins the list's
+    # shape, not a verdict)
+    assert nxt == [1, 2, 3, 4, 5, 6, 6] and prv == [0, 0, 1, 2, 3, 4, 5]
+    assert s.op_of == [0, 0, 1, 0, 2, 1, 0] and s.ops is ops
 
     def walk() -> list[int]:
         out, e = [], s.nxt[0]
@@ -315,3 +320,59 @@ def test_configurations_are_told_apart_by_every_op_placed() -> None:
         out = linearize(ops, time.monotonic() + 10)
         assert out.ok is True
         assert all(n in out.order for n, o in enumerate(ops) if o.hi != INF)
+
+
+# --- the walk's work ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("most", "explored", "turns"), [
+    (434, 1024, ("t0", "t2", "t3", "t5", "t4", "t1", "t6")),
+    (435, 2048, ("t0", "t3", "t5", "t1", "t6", "t4", "t2")),
+])
+def test_the_walk_stops_only_once_it_remembers_more_than_max_cached(
+        monkeypatch: pytest.MonkeyPatch, most: int, explored: int, turns: tuple[str, ...]) -> None:
+    """The walk of MANY remembers 435 configurations by its 1,024th step: with at most
+    434 it stops there, with 435 (not more than it may remember) it goes on to the next
+    1,024 steps. Stopped, it names the deepest failure so far: the read, 7 ops placed, and
+    the state there. (This pins the search's work, where it stops, not a verdict.)"""
+    monkeypatch.setattr(lin, "MAX_CACHED", most)
+    out = advance(begin(MANY), FAR, 1 << 62)
+    assert out == Outcome(None, MANY[7], (turns, ()), 7, explored)
+
+
+def test_an_observer_placed_with_no_alternative_is_backed_over_at_once() -> None:
+    """The session of ``test_an_observer_already_explored_where_it_is_sends_the_walk_back``
+    takes 31 steps to refute. An observer placed at once (``sure``) is not retried when the
+    walk backs up over it, nor walked past: the walk goes on backing up in the same step
+    (36 steps when each observer popped costs a step of its own; 45 when observers are
+    tried like any op). This pins the search's work, not its verdict."""
+    ops = [op(0, "read", 1, 7, None, ("y",)), op(1, "list", 5, 8, None, frozenset({"s"})),
+           op(2, "snapshot", 3, 4, None, "s"), op(3, "read", 2, 6, None, ("x",)),
+           op(4, "append", 1, 7, "x")]
+    out = linearize(ops, FAR)
+    assert (out.ok, out.explored, out.depth, out.stuck) == (False, 31, 4, ops[0])
+
+
+def test_an_outcome_tried_again_is_remembered_with_its_op_placed() -> None:
+    """A snapshot of unknown outcome (op 1: s1, then s2) concurrent with an append and a
+    snapshot of s3, then a read of (c) nothing makes: the walk tries every order and both
+    outcomes. The configurations reached by the second outcome are remembered with op 1
+    placed, and met again by another order they are not explored again: 39 steps (31 on
+    the lazy model); remembered without op 1's bit, or walked on with op 1 left out of the
+    ops placed, they are (33 to 45). This pins the search's work, not its verdict."""
+    ops = [op(0, "append", 0, 10, "a"), op(1, "snapshot?", 0, INF, ("s1", "s2")),
+           op(2, "snapshot-id", 0, 10, None, "s3"), op(3, "read", 11, 12, None, ("c",))]
+    eager = linearize(ops, FAR)
+    assert (eager.ok, eager.explored, eager.depth, eager.stuck) == (False, 39, 3, ops[3])
+    lazy = linearize(ops, FAR, lazy=True)
+    assert (lazy.ok, lazy.explored, lazy.depth, lazy.stuck) == (None, 31, 3, ops[3])
+
+
+def test_resume_stops_for_the_deadline_only_once_it_has_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the very instant of the deadline it has not passed: the run is resumed on to its
+    outcome; an instant later it stops. (The clock is replaced, not the search.)"""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(lin, "time", SimpleNamespace(monotonic=lambda: 5.0))
+    done = Outcome(True, explored=3)
+    assert resume(steps([1, 2, 3], done), 5.0, 100) == (done, False)
+    assert resume(steps([1, 2, 3], done), 4.999, 100) == (None, False)
