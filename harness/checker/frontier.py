@@ -401,10 +401,8 @@ def _ghosts_first(out: list[int], roles: list[int]) -> list[int]:
     every step (a recorded 16-writer session: 15,802 steps, 2,309 with ghosts first). Only
     the order of trying."""
     first = roles.index(_ROLLBACK)
-    ghosts = [n for n, r in zip(out[first + 1:], roles[first + 1:], strict=True) if r == _GHOST]
-    if not ghosts:
-        return out
-    return [*out[:first], *ghosts, *(n for n, r in zip(out[first:], roles[first:], strict=True) if r != _GHOST)]
+    rest = sorted(range(first, len(out)), key=lambda k: roles[k] != _GHOST)  # stable
+    return [*out[:first], *(out[k] for k in rest)]
 
 
 def _one(states: States) -> Any:

@@ -686,10 +686,10 @@ def test_only_a_rollback_reads_a_snapshot_s_content() -> None:
 def test_ghost_appends_are_tried_just_before_the_first_rollback() -> None:
     """Candidates in their order of trying, with roles (0: other, 1: an append no read
     shows, 2: a rollback): the ghosts after the first rollback move to just before it, in
-    their order; a ghost before it stays; with none after it, the same list."""
+    their order, the others keep theirs; a ghost before it stays."""
     from harness.checker.frontier import _ghosts_first
 
     assert _ghosts_first([5, 2, 7, 3, 9], [0, 2, 1, 0, 1]) == [5, 7, 9, 2, 3]
     assert _ghosts_first([4, 6, 8, 1], [2, 1, 2, 1]) == [6, 1, 4, 8]
-    out = [1, 2, 3]
-    assert _ghosts_first(out, [1, 0, 2]) is out
+    assert _ghosts_first([1, 2, 3], [1, 0, 2]) == [1, 2, 3]
+    assert _ghosts_first([7, 1, 2, 3, 8], [1, 0, 2, 0, 0]) == [7, 1, 2, 3, 8]
