@@ -409,7 +409,7 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     first search twice the others'). Which one a session needs cannot be told beforehand (each
     decides some sessions in a small part of the steps the others take), and so no budget
     is spent in one go on a session another decides cheaply. The default check stops each
-    at its cap (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
+    at its share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     all stop, undecided, once they have added :data:`SEARCH_MEMORY_MB` to the peak;
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
     first search, begun by :meth:`Prover.prove_first`, which it did not decide, and the
@@ -421,9 +421,9 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     limit = _peak_mb() + SEARCH_MEMORY_MB
     # [run, its quantum, its step cap, the steps it has done before its first turn]
-    leader, done = frontier if frontier is not None else (begin_frontier(ops), 0)
+    first, done = frontier if frontier is not None else (begin_frontier(ops), 0)
     runs: list[list[Any]] = [
-        [leader, STEP_QUANTA[0], caps[0], done],
+        [first, STEP_QUANTA[0], caps[0], done],
         [begin_jit(ops), STEP_QUANTA[1], caps[1], 0],
         [begin_frontier(ops, early=True), STEP_QUANTA[2], caps[0], 0],
         [begin_eager(ops), STEP_QUANTA[3], caps[2], 0],
