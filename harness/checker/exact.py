@@ -236,12 +236,13 @@ def _overlap(ops: Sequence[ModelOp]) -> float:
 @dataclass(frozen=True, slots=True)
 class _Tried:
     """What :meth:`Prover.prove_first` built for a session it could not prove: its ops,
-    the short lazy search's outcome (None: not run) and the frontier search it began, with
-    the steps it had done (None: not begun; else to be resumed where it stopped)."""
+    the short lazy search's outcome (None: not run) and the frontier search it began
+    (None: not begun; else to be resumed where it stopped, after ``done`` steps)."""
 
     ops: list[ModelOp]
     quick: Outcome | None
-    frontier: tuple[Run, int] | None = None
+    frontier: Run | None = None
+    done: int = 0
 
 
 @dataclass(slots=True)
@@ -306,7 +307,8 @@ class Prover:
             self.tally.proven += 1
             self.tally.by_chain += 1
             return True
-        out = frontier = None
+        out = run = None
+        first = 0  # the frontier search's steps before it stopped
         if decided is None and time.monotonic() <= deadline:  # no time left: no search
             out = _quick_walk(ops, deadline)
             if out.ok is None:
@@ -316,15 +318,13 @@ class Prover:
                 first = min(FRONTIER_FIRST_PER_OP * len(ops) + 256, self.session_steps or 1 << 62)
                 got = advance(run, deadline, first)
                 if got is not None:
-                    out = got
-                else:
-                    frontier = (run, first)
+                    out, run = got, None
             if out.ok:
                 _certified(so.session, ops, out)
                 self.tally.proven += 1
                 self.tally.explored += out.explored
                 return True
-        self._tried = (so.session, _Tried(ops, out, frontier))
+        self._tried = (so.session, _Tried(ops, out, run, first if run is not None else 0))
         return False
 
     def _begin(self) -> float:
@@ -375,7 +375,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.give_up(so, ops)
             return None
-        tries = (_searches(ops, deadline, steps, tried.quick, tried.frontier)
+        tries = (_searches(ops, deadline, steps, tried.quick, tried.frontier, tried.done)
                  if tried is not None else _searches(ops, deadline, steps, None))
         out = tries[-1]
         tally.explored += sum(t.explored for t in tries)
@@ -394,7 +394,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
 
 
 def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
-              quick: Outcome | None, frontier: tuple[Run, int] | None = None) -> list[Outcome]:
+              quick: Outcome | None, frontier: Run | None = None, done: int = 0) -> list[Outcome]:
     """The searches one session gets, in order, until one decides it (the last outcome
     is the verdict; ``ok`` None: undecided). First a short walk on the lazy model
     (``quick``, if :meth:`Prover.prove_first` ran it; proofs only, the quickest on most
@@ -412,8 +412,8 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     at its share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     all stop, undecided, once they have added :data:`SEARCH_MEMORY_MB` to the peak;
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
-    first search, begun by :meth:`Prover.prove_first`, which it did not decide, and the
-    steps it had done (resumed here where it stopped; ``quick`` is then the walk's outcome)."""
+    first search, begun by :meth:`Prover.prove_first`, which it did not decide (resumed
+    here where it stopped, after ``done`` steps; ``quick`` is then the walk's outcome)."""
     out = quick if quick is not None else _quick_walk(ops, deadline)
     tries = [out]
     if out.ok is not None:
@@ -421,9 +421,9 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     limit = _peak_mb() + SEARCH_MEMORY_MB
     # [run, its quantum, its step cap, the steps it has done before its first turn]
-    first, done = frontier if frontier is not None else (begin_frontier(ops), 0)
     runs: list[list[Any]] = [
-        [first, STEP_QUANTA[0], caps[0], done],
+        [frontier if frontier is not None else begin_frontier(ops), STEP_QUANTA[0], caps[0],
+         done if frontier is not None else 0],
         [begin_jit(ops), STEP_QUANTA[1], caps[1], 0],
         [begin_frontier(ops, early=True), STEP_QUANTA[2], caps[0], 0],
         [begin_eager(ops), STEP_QUANTA[3], caps[2], 0],

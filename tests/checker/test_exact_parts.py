@@ -1148,7 +1148,7 @@ def test_the_searches_take_turns_each_for_its_quantum_of_steps(monkeypatch: pyte
     walk = Outcome(None, depth=0)
     frontier = _Run("F", 2)
     made["F"] = frontier
-    tries = exact._searches(ops, 1000.0, 10_000, walk, (frontier, 300))  # type: ignore[arg-type]
+    tries = exact._searches(ops, 1000.0, 10_000, walk, frontier, 300)  # type: ignore[arg-type]
     assert calls == [
         ("begin", "J", 1),
         ("begin", "E", 1),
@@ -1238,12 +1238,12 @@ def test_judge_passes_what_was_built_and_reads_the_last_outcome(monkeypatch: pyt
     assert judge(so, Evidence(), far, tally) is True
     assert tally.proven == 1 and tally.explored == 12 + proof.explored
     walk, run = Outcome(None, explored=1), _Run("F", 0)
-    tried = exact._Tried(ops, walk, (run, 300))  # type: ignore[arg-type]
+    tried = exact._Tried(ops, walk, run, 300)  # type: ignore[arg-type]
     got.clear()
     answer[:] = [walk, Outcome(False, stuck=ops[4], state=((u("a"),), ()), depth=4)]
     found = Evidence()
     assert judge(so, found, far, tally, 9, tried=tried) is False
-    assert got == [(ops, far, 9, walk, (run, 300))]
+    assert got == [(ops, far, 9, walk, run, 300)]
     assert tally.refuted == 1 and found.count() == 1
 
 
