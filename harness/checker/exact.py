@@ -35,7 +35,7 @@ from harness.checker.plain import prove
 from harness.checker.result import CheckResult
 from harness.history import Event
 
-__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_PER_OP", "QUICK_STEPS", "SESSION_STEPS", "STEP_QUANTA", "Prover", "Tally",
+__all__ = ["EAGER_STEPS", "JIT_STEPS", "QUICK_PER_OP", "QUICK_STEPS", "SESSION_STEPS", "Prover", "Tally",
            "Undecided", "check_exact", "complete", "judge", "replays", "session_ops"]
 
 
@@ -174,7 +174,7 @@ QUICK_STEPS = 10_000
 QUICK_PER_OP = 2
 #: The frontier search's first steps per op, alone, before the fast rules run: a session
 #: they prove needs no fast rules (they would pass it). The frontier search decides most
-#: sessions alone, and beside the other searches it gets only its quantum of each turn: of
+#: sessions alone, and beside the other searches it gets only its share of the time: of
 #: the sessions of 24 smoke recordings (2-16 writers) and 100 mixed runs
 #: (``tests/e2e/test_many_seeds.py``, 2026-11-27) that 6 steps per op leave undecided, 12
 #: in all, it decided every one alone within 7-110 steps per op (0.03-1.4 s), and another
@@ -186,18 +186,17 @@ FRONTIER_FIRST_PER_OP = 50
 #: microseconds each here), run beside the frontier search (on those sessions it decided
 #: 4 of 7 within 1,000,000 steps, one where the frontier search needs five times more).
 JIT_STEPS = 300_000
-#: The searches run side by side (:func:`_searches`), resumed in turn, each for its
-#: quantum of steps a turn (counted over the turns): the frontier search trying ops
-#: earliest completion first, the just-in-time one, the frontier search trying ops earliest
-#: invocation first, the eager one. Quanta of about the same time (the first search's
-#: twice the others'), not of the same number of steps: a step costs 15-60 microseconds in
-#: the frontier searches here, 13-25 in the just-in-time one, 2-13 in the eager one (the
-#: sessions of ``tests/checker/data``, 2026-11-28), and with equal steps a session that the
-#: first search decides in 0.5 s took 4.8 s while the just-in-time search spent its share
-#: beside it. Steps, not seconds, so that which search decides a session, and the steps it
-#: took, are the same on every machine and under any load (a time share made a check's
-#: ``states_explored`` differ between two checks of one history).
-STEP_QUANTA = (1024, 512, 512, 2048)
+#: The searches run side by side (:func:`_searches`), resumed in turn, each for its share
+#: of :data:`QUANTUM_S` seconds a turn (counted over the turns, so a search that overran
+#: its time waits): the frontier search trying ops earliest completion first, the
+#: just-in-time one, the frontier search trying ops earliest invocation first, the eager
+#: one. Shares of time, not of steps: a step of the just-in-time search costs ten times one
+#: of the eager search, and a share of steps left a session the first search decides in
+#: 0.5 s taking 4.8 s while the just-in-time search spent its share beside it. Which search
+#: decides first depends on the machine's speed; the verdict does not (each is exact, and
+#: one stops only at its step cap or the deadline).
+SHARES = (2, 1, 1, 1)
+QUANTUM_S = 0.01
 #: What the searches of one session may add to the process's peak memory (MB), together:
 #: past it they stop and the session is undecided. Without it each grows to its own
 #: bound, four at once (on an undecided session of 32 writers, 2,104 ops, alone for 15 s:
@@ -237,12 +236,11 @@ def _overlap(ops: Sequence[ModelOp]) -> float:
 class _Tried:
     """What :meth:`Prover.prove_first` built for a session it could not prove: its ops,
     the short lazy search's outcome (None: not run) and the frontier search it began
-    (None: not begun; else to be resumed where it stopped, after ``done`` steps)."""
+    (None: not begun; else to be resumed where it stopped)."""
 
     ops: list[ModelOp]
     quick: Outcome | None
     frontier: Run | None = None
-    done: int = 0
 
 
 @dataclass(slots=True)
@@ -308,15 +306,14 @@ class Prover:
             self.tally.by_chain += 1
             return True
         out = run = None
-        first = 0  # the frontier search's steps before it stopped
         if decided is None and time.monotonic() <= deadline:  # no time left: no search
             out = _quick_walk(ops, deadline)
             if out.ok is None:
                 # the frontier search's first steps, which decide most sessions the walk
                 # does not (most within 3 steps per op); kept, to be resumed, if they do not
                 run = begin_frontier(ops)
-                first = min(FRONTIER_FIRST_PER_OP * len(ops) + 256, self.session_steps or 1 << 62)
-                got = advance(run, deadline, first)
+                got = advance(run, deadline, min(FRONTIER_FIRST_PER_OP * len(ops) + 256,
+                                                 self.session_steps or 1 << 62))
                 if got is not None:
                     out, run = got, None
             if out.ok:
@@ -324,7 +321,7 @@ class Prover:
                 self.tally.proven += 1
                 self.tally.explored += out.explored
                 return True
-        self._tried = (so.session, _Tried(ops, out, run, first if run is not None else 0))
+        self._tried = (so.session, _Tried(ops, out, run))
         return False
 
     def _begin(self) -> float:
@@ -375,8 +372,8 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
         if time.monotonic() > deadline:  # no time left for a search
             tally.give_up(so, ops)
             return None
-        tries = (_searches(ops, deadline, steps, tried.quick, tried.frontier, tried.done)
-                 if tried is not None else _searches(ops, deadline, steps, None))
+        tries = _searches(ops, deadline, steps, tried.quick if tried is not None else None,
+                          tried.frontier if tried is not None else None)
         out = tries[-1]
         tally.explored += sum(t.explored for t in tries)
         if out.ok is None:
@@ -394,7 +391,7 @@ def judge(so: SessionOps, found: Evidence, deadline: float, tally: Tally,
 
 
 def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
-              quick: Outcome | None, frontier: Run | None = None, done: int = 0) -> list[Outcome]:
+              quick: Outcome | None, frontier: Run | None = None) -> list[Outcome]:
     """The searches one session gets, in order, until one decides it (the last outcome
     is the verdict; ``ok`` None: undecided). First a short walk on the lazy model
     (``quick``, if :meth:`Prover.prove_first` ran it; proofs only, the quickest on most
@@ -405,43 +402,43 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     earliest invocation first (where an op that ran for long belongs decides its steps);
     and the eager Wing-Gong search (snapshot contents guessed where a snapshot is placed:
     quick where the lazy model's candidates pile up, and often the quicker to refute).
-    Each gets its quantum of steps a turn (:data:`STEP_QUANTA`: about the same time, the
-    first search twice the others'). Which one a session needs cannot be told beforehand (each
+    Each gets its share of the time (:data:`SHARES`, :data:`QUANTUM_S`), the first
+    search twice the others'. Which one a session needs cannot be told beforehand (each
     decides some sessions in a small part of the steps the others take), and so no budget
     is spent in one go on a session another decides cheaply. The default check stops each
     at its share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     all stop, undecided, once they have added :data:`SEARCH_MEMORY_MB` to the peak;
     ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
     first search, begun by :meth:`Prover.prove_first`, which it did not decide (resumed
-    here where it stopped, after ``done`` steps; ``quick`` is then the walk's outcome)."""
+    here where it stopped; ``quick`` is then the walk's outcome)."""
     out = quick if quick is not None else _quick_walk(ops, deadline)
     tries = [out]
     if out.ok is not None:
         return tries
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     limit = _peak_mb() + SEARCH_MEMORY_MB
-    # [run, its quantum, its step cap, the steps it has done before its first turn]
+    # [run, share of the time, step cap, seconds used]
     runs: list[list[Any]] = [
-        [frontier if frontier is not None else begin_frontier(ops), STEP_QUANTA[0], caps[0],
-         done if frontier is not None else 0],
-        [begin_jit(ops), STEP_QUANTA[1], caps[1], 0],
-        [begin_frontier(ops, early=True), STEP_QUANTA[2], caps[0], 0],
-        [begin_eager(ops), STEP_QUANTA[3], caps[2], 0],
+        [frontier if frontier is not None else begin_frontier(ops), SHARES[0], caps[0], 0.0],
+        [begin_jit(ops), SHARES[1], caps[1], 0.0],
+        [begin_frontier(ops, early=True), SHARES[2], caps[0], 0.0],
+        [begin_eager(ops), SHARES[3], caps[2], 0.0],
     ]
     turn = 0
     while runs:
         turn += 1
         for entry in list(runs):
-            run, quantum, cap, before = entry
-            until = min(cap, before + turn * quantum)
-            got, passed = resume(run, deadline, until)
-            if got is None and passed and until < cap:
+            run, share, cap, used = entry
+            start = time.monotonic()
+            got, capped = resume(run, min(deadline, start + turn * share * QUANTUM_S - used), cap)
+            entry[3] = used + time.monotonic() - start
+            if got is None and not capped and time.monotonic() <= deadline:
                 if _peak_mb() <= limit:
-                    continue  # its quantum is used up: the others' turn
+                    continue  # its time is used up: the others' turn
                 for other in runs:  # out of memory: all stop, the session is undecided
                     tries.append(stop(other[0]))
                 return tries
-            runs.remove(entry)  # decided, at its cap, or past the deadline
+            runs.remove(entry)
             got = got if got is not None else stop(run)
             tries.append(got)
             if got.ok is not None:

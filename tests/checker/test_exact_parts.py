@@ -746,11 +746,9 @@ def test_the_frontier_search_s_first_steps_are_fifty_per_op(monkeypatch: pytest.
 
 
 def test_the_searches_get_their_caps_and_stop_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each turn a search may go on to its quantum of steps (STEP_QUANTA) times the turn's
-    number, never past its cap: ``steps`` for the frontier search in both orders,
-    JIT_STEPS for the just-in-time one, EAGER_STEPS for the eager one; with ``steps``
-    None, no cap but a huge one. One at its cap is stopped and the others go on; each
-    gets the deadline itself. A proof ends the searches."""
+    """The frontier search in both orders gets ``steps``, the just-in-time one JIT_STEPS,
+    the eager one EAGER_STEPS; with ``steps`` None, no cap but a huge one; no turn runs
+    past the deadline. A proof ends the searches (the others closed)."""
     ops = session_ops(_one(_rolled_back(False)), Evidence())
     seen: list[tuple[int, float]] = []
 
@@ -760,19 +758,23 @@ def test_the_searches_get_their_caps_and_stop_at_the_deadline(monkeypatch: pytes
 
     monkeypatch.setattr(exact, "resume", spy)
     far = time.monotonic() + 60
-    f, j, e, g = exact.STEP_QUANTA
     tries = exact._searches(ops, far, 77, Outcome(None))
-    assert seen == [(77, far), (j, far), (77, far), (g, far)]
-    assert [t.ok for t in tries] == [None, None, None, True]  # the walk's, F and E at 77
+    assert [u_ for u_, _ in seen] == [77, exact.JIT_STEPS, 77, exact.EAGER_STEPS]
+    assert all(d <= far for _, d in seen)
+    assert [t.ok for t in tries] == [None, None, None, None, True]
     seen.clear()
     tries = exact._searches(ops, far, None, Outcome(None))
-    assert [u_ for u_, _ in seen] == [f, j, e, g]
+    assert [u_ for u_, _ in seen] == [1 << 62] * 4
     assert tries[-1].ok is True
     # a walk that decided: no other search
     seen.clear()
     done = Outcome(True, explored=3)
     assert exact._searches(ops, far, 77, done) == [done]
     assert seen == []
+
+
+# ---------------------------------------------------------------------------------------
+# check_exact
 
 
 class _Clock:
@@ -1094,10 +1096,11 @@ class _Run:
 
 def _fake_searches(
     monkeypatch: pytest.MonkeyPatch, script: dict[tuple[str, int], Any], peaks: list[float] | None = None
-) -> tuple[list[Any], dict[str, _Run]]:
-    """The four searches replaced by named stand-ins: ``script[(name, turn)]`` is what
-    its resume returns on that turn; each call is recorded with the steps it was allowed
-    to go on to and the deadline."""
+) -> tuple[_Clock, list[Any], dict[str, _Run]]:
+    """The four searches replaced by named stand-ins on a clock that moves only when a
+    stand-in is resumed: ``script[(name, turn)]`` is (seconds it takes, what it returns)."""
+    clock = _Clock(100.0)
+    monkeypatch.setattr(exact, "time", clock)
     calls: list[Any] = []
     made: dict[str, _Run] = {}
     turns: dict[str, int] = {}
@@ -1117,49 +1120,48 @@ def _fake_searches(
     peak = iter(peaks or [])
     monkeypatch.setattr(exact, "_peak_mb", lambda: next(peak, 0.0))
 
-    def resume(run: _Run, deadline: float, until: int) -> tuple[Outcome | None, bool]:
+    def resume(run: _Run, deadline: float, cap: int) -> tuple[Outcome | None, bool]:
         turns[run.name] = turns.get(run.name, 0) + 1
-        calls.append((run.name, until, deadline))
-        got: tuple[Outcome | None, bool] = script[(run.name, turns[run.name])]
+        calls.append((run.name, round(deadline, 9), cap))
+        took: float = script[(run.name, turns[run.name])][0]
+        got: tuple[Outcome | None, bool] = script[(run.name, turns[run.name])][1]
+        clock.now += took
         return got
 
     monkeypatch.setattr(exact, "resume", resume)
-    return calls, made
+    return clock, calls, made
 
 
-def test_the_searches_take_turns_each_for_its_quantum_of_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each turn a search may go on to its quantum times the turn's number, counted from
-    the steps it had done before (a frontier search begun by ``prove_first``: ``done``);
-    one at its cap is stopped and the others go on; one that decides ends them all."""
-    f, j, e, g = exact.STEP_QUANTA
+def test_the_searches_take_turns_each_for_its_share_of_the_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each turn a search may run until its share of QUANTUM_S times the turn's number,
+    less the time it used in earlier turns (the first search twice the others' share); one
+    out of steps is stopped and the others go on; one that decides ends them all."""
     refuted = Outcome(False, depth=3)
     script = {
-        ("F", 1): (None, True),
-        ("J", 1): (None, True),
-        ("E", 1): (None, True),
-        ("G", 1): (None, True),
-        ("F", 2): (None, True),
-        ("J", 2): (None, True),  # at JIT_STEPS, its cap: stopped
-        ("E", 2): (refuted, False),
+        ("F", 1): (0.05, (None, False)),
+        ("J", 1): (0.01, (None, False)),
+        ("E", 1): (0.0, (None, False)),
+        ("G", 1): (0.0, (None, False)),
+        ("F", 2): (0.0, (None, False)),
+        ("J", 2): (0.0, (None, True)),
+        ("E", 2): (0.0, (refuted, False)),
     }
-    calls, made = _fake_searches(monkeypatch, script)
-    monkeypatch.setattr(exact, "JIT_STEPS", 2 * j)
+    _, calls, made = _fake_searches(monkeypatch, script)
     ops = [op(0, "append", 0, 1, "a")]
     walk = Outcome(None, depth=0)
-    frontier = _Run("F", 2)
-    made["F"] = frontier
-    tries = exact._searches(ops, 1000.0, 10_000, walk, frontier, 300)  # type: ignore[arg-type]
+    tries = exact._searches(ops, 1000.0, 77, walk)
     assert calls == [
+        ("begin", "F", 1),
         ("begin", "J", 1),
         ("begin", "E", 1),
         ("begin", "G", 1),
-        ("F", 300 + f, 1000.0),
-        ("J", j, 1000.0),
-        ("E", e, 1000.0),
-        ("G", g, 1000.0),
-        ("F", 300 + 2 * f, 1000.0),
-        ("J", 2 * j, 1000.0),
-        ("E", 2 * e, 1000.0),
+        ("F", 100.02, 77),
+        ("J", 100.06, exact.JIT_STEPS),
+        ("E", 100.07, 77),
+        ("G", 100.07, exact.EAGER_STEPS),
+        ("F", 100.05, 77),
+        ("J", 100.07, exact.JIT_STEPS),
+        ("E", 100.08, 77),
     ]
     assert tries == [walk, Outcome(None, depth=3), refuted]
     assert tries[0] is walk and tries[2] is refuted
@@ -1167,25 +1169,35 @@ def test_the_searches_take_turns_each_for_its_quantum_of_steps(monkeypatch: pyte
 
 
 def test_the_searches_stop_at_the_deadline_or_past_their_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A search that stopped short of its quantum (the deadline) is stopped and the others
-    go on; at exactly SEARCH_MEMORY_MB over the peak at the start they go on, past it all
-    stop."""
+    """Past the deadline a search that ran out of time is stopped (the others go on); at
+    exactly SEARCH_MEMORY_MB over the peak at the start they go on, past it all stop."""
     script = {
-        ("F", 1): (None, True),
-        ("J", 1): (None, True),
-        ("E", 1): (None, False),
-        ("G", 1): (Outcome(True), False),
+        ("F", 1): (0.0, (None, False)),
+        ("J", 1): (0.0, (None, False)),
+        ("E", 1): (0.5, (None, False)),
+        ("G", 1): (0.0, (Outcome(True), False)),
     }
-    calls, made = _fake_searches(monkeypatch, script)
-    tries = exact._searches([], 100.2, None, Outcome(None))
-    assert [c[0] for c in calls if c[0] != "begin"] == ["F", "J", "E", "G"]
+    _, calls, made = _fake_searches(monkeypatch, script)
+    frontier = _Run("F", 9)
+    made["F"] = frontier
+    tries = exact._searches([], 100.2, None, Outcome(None), frontier)  # type: ignore[arg-type]
+    big = 1 << 62
+    assert calls == [
+        ("begin", "J", 0),
+        ("begin", "E", 0),
+        ("begin", "G", 0),
+        ("F", 100.02, big),
+        ("J", 100.01, big),
+        ("E", 100.01, big),
+        ("G", 100.2, big),
+    ]
     assert [t.ok for t in tries] == [None, None, True] and tries[1].depth == 4
     # at the limit, then past it
-    script = {("F", 1): (None, True), ("J", 1): (None, True)}
-    calls, made = _fake_searches(
+    script = {("F", 1): (0.0, (None, False)), ("J", 1): (0.0, (None, False))}
+    _, calls, made = _fake_searches(
         monkeypatch, script, peaks=[10.0, 10.0 + exact.SEARCH_MEMORY_MB, 10.5 + exact.SEARCH_MEMORY_MB]
     )
-    tries = exact._searches([], 1000.0, 5 * exact.STEP_QUANTA[3], Outcome(None))
+    tries = exact._searches([], 1000.0, 5, Outcome(None))
     assert [c[0] for c in calls if c[0] != "begin"] == ["F", "J"]
     assert [t.depth for t in tries] == [0, 2, 3, 4, 1]  # the walk's, then each search stopped
     assert not any(r.closed for r in made.values())
@@ -1230,7 +1242,7 @@ def test_judge_passes_what_was_built_and_reads_the_last_outcome(monkeypatch: pyt
     ]
     tally = Tally()
     assert judge(so, Evidence(), far, tally, 9) is None
-    assert got == [(ops, far, 9, None)]
+    assert got == [(ops, far, 9, None, None)]
     assert tally.explored == 10 and tally.unknown == ["s"]
     assert stuck.inv is not None
     assert tally.undecided == [Undecided("s", 5, 4, stuck.inv.index, 9)]
@@ -1238,12 +1250,12 @@ def test_judge_passes_what_was_built_and_reads_the_last_outcome(monkeypatch: pyt
     assert judge(so, Evidence(), far, tally) is True
     assert tally.proven == 1 and tally.explored == 12 + proof.explored
     walk, run = Outcome(None, explored=1), _Run("F", 0)
-    tried = exact._Tried(ops, walk, run, 300)  # type: ignore[arg-type]
+    tried = exact._Tried(ops, walk, run)  # type: ignore[arg-type]
     got.clear()
     answer[:] = [walk, Outcome(False, stuck=ops[4], state=((u("a"),), ()), depth=4)]
     found = Evidence()
     assert judge(so, found, far, tally, 9, tried=tried) is False
-    assert got == [(ops, far, 9, walk, run, 300)]
+    assert got == [(ops, far, 9, walk, run)]
     assert tally.refuted == 1 and found.count() == 1
 
 
