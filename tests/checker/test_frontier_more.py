@@ -645,13 +645,14 @@ def test_a_configuration_entered_reads_nothing_yet(early: bool) -> None:
 @pytest.mark.parametrize("early", [False, True])
 def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> None:
     """x (7-11) and y (17-18) are each the target of a rollback of unknown outcome; a
-    ghost append runs across both (12-20), a listing shows both (14-23), and a read of
+    ghost append runs across both (12-24), a listing shows both (14-23), and a read of
     (b) (34-35) nothing makes refutes the session. What a failure read is kept a bit per
     snapshot: 42 steps; with one bit for x and none for y, failures that read y's
     content cover configurations where it differs (28). This pins the search's work, not
-    its verdict."""
+    its verdict. (The ghost returns after the listing: one returning before it is tried
+    before it, and the failures read less: 30 steps either way.)"""
     ops = [
-        op(0, "append", 12, 20, GHOST),
+        op(0, "append", 12, 24, GHOST),
         op(1, "read", 34, 35, None, ("b",)),
         op(2, "snapshot", 7, 11, None, "x"),
         op(3, "snapshot", 17, 18, None, "y"),
@@ -693,3 +694,48 @@ def test_ghost_appends_are_tried_just_before_the_first_rollback() -> None:
     assert _ghosts_first([4, 6, 8, 1], [2, 1, 2, 1]) == [6, 1, 4, 8]
     assert _ghosts_first([1, 2, 3], [1, 0, 2]) == [1, 2, 3]
     assert _ghosts_first([7, 1, 2, 3, 8], [1, 0, 2, 0, 0]) == [7, 1, 2, 3, 8]
+
+
+def _window_then_listing() -> list[ModelOp]:
+    """Snapshot 1 runs while turn a is appended; a listing that shows 1 returns after
+    both; a rollback to 1 then restores [a], which a read shows."""
+    return [op(0, "snapshot", 0, 10, out="1"), op(1, "append", 1, 12, "a", ()),
+            op(2, "list", 5, 15, out=frozenset({"1"})), op(3, "rollback", 20, 21, "1"),
+            op(4, "read", 22, 23, out=("a",))]
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_an_append_in_a_snapshot_s_window_is_tried_before_the_listing_that_ends_it(
+        early: bool) -> None:
+    # the listing tried first ends the window before [a] is in it: the read fails two ops
+    # on and the search backs up (21 steps); the append tried first needs none of that
+    got = proven(_window_then_listing(), early)
+    assert (got.ok, got.explored, got.order) == (True, 12, (0, 1, 2, 3, 4))
+    assert linearize(_window_then_listing(), time.monotonic() + 10).ok is True
+
+
+def test_listings_are_tried_after_the_ops_a_window_still_takes_that_return_before_them() -> None:
+    from harness.checker.frontier import _listings_last
+
+    # candidates 0-5: a read, a listing, an append and a rollback invoked by the time the
+    # open window's snapshot returned (10) and returning before the listing (30), an
+    # append returning after it, an append invoked after the window closed
+    kinds = ["read", "list", "append", "rollback", "append", "append"]
+    lo = [0, 0, 5, 10, 2, 11]
+    hi = [20, 30, 25, 30, 31, 12]
+    listing = [k == "list" for k in kinds]
+    changer = [k in ("append", "rollback") for k in kinds]
+    observer = [k in ("read", "list") for k in kinds]
+    state = ((), frozenset({"1"}), (), (("1", 10),))
+    out = [0, 1, 5, 2, 3, 4]
+    assert _listings_last(out, listing, changer, lo, hi, observer, (state,)) == [0, 2, 3, 1, 5, 4]
+    # no window open, or none of them would add to one: the order stays
+    closed = ((), frozenset({"1"}), (), ())
+    assert _listings_last(out, listing, changer, lo, hi, observer, (closed,)) == out
+    assert _listings_last(out, listing, changer, lo, hi, observer,
+                          (((), frozenset(), (), (("1", 1),)),)) == out
+    # the window of any state of the set counts, and the first listing to return bounds
+    two = [0, 1, 5, 2, 3, 4, 6]
+    kinds2 = [*kinds, "list"]
+    assert _listings_last(two, [k == "list" for k in kinds2], [*changer, False], [*lo, 0],
+                          [*hi, 26], [*observer, True], (closed, state)) == [0, 2, 1, 6, 5, 3, 4]
