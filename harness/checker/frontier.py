@@ -426,13 +426,12 @@ def _listings_last(out: list[int], listing: list[bool], changer: list[bool], lo:
         return out
     last = max(ends)
     until = min(hi[n] for n in out if listing[n])
-    early = [changer[n] and lo[n] <= last and hi[n] <= until for n in out]
-    if not any(early):
+    early = [n for n in out if changer[n] and lo[n] <= last and hi[n] <= until]
+    if not early:
         return out
-    return ([n for n in out if observer[n] and not listing[n]]
-            + [n for n, e in zip(out, early, strict=True) if e]
+    return ([n for n in out if observer[n] and not listing[n]] + early
             + [n for n in out if listing[n]]
-            + [n for n, e in zip(out, early, strict=True) if not e and not observer[n]])
+            + [n for n in out if not observer[n] and n not in early])
 
 
 def _ghosts_first(out: list[int], roles: list[int]) -> list[int]:
