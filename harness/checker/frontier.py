@@ -114,7 +114,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     ghosts = _GHOST in role
     listing = [o.kind == "list" for o in ops]
     listings = any(listing)
-    changer = [o.kind in ("append", "rollback", "rollback?") for o in ops]
+    # the ops that change the turns and may be tried before a listing (one of unknown
+    # outcome never is: it has no return before the listing's)
+    changer = [o.kind in ("append", "rollback") for o in ops]
     needs = _id_order(ops)
     # the configurations given up, by ops placed (Lowe's memoization): one is remembered
     # when the search backs up from it, not when it enters it, since one still on the

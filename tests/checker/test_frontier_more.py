@@ -714,6 +714,21 @@ def test_an_append_in_a_snapshot_s_window_is_tried_before_the_listing_that_ends_
     assert linearize(_window_then_listing(), time.monotonic() + 10).ok is True
 
 
+@pytest.mark.parametrize("early", [False, True])
+def test_a_rollback_in_a_snapshot_s_window_is_tried_before_the_listing_that_ends_it(
+        early: bool) -> None:
+    """Snapshot 1 takes [a]; snapshot 2 runs while a rollback to 1 restores [a] and a
+    listing shows both; a rollback to 2 then restores [a], which a read shows."""
+    ops = [op(0, "append", 0, 1, "a", ()), op(1, "snapshot", 2, 3, out="1"),
+           op(2, "append", 4, 5, "b", ("a",)), op(3, "snapshot", 6, 20, out="2"),
+           op(4, "rollback", 7, 12, "1"), op(5, "list", 8, 15, out=frozenset({"1", "2"})),
+           op(6, "rollback", 30, 31, "2"), op(7, "read", 32, 33, out=("a",))]
+    got = proven(ops, early)
+    # the listing tried first: 27 steps
+    assert (got.ok, got.explored, got.order) == (True, 18, (0, 1, 2, 3, 4, 5, 6, 7))
+    assert linearize(ops, time.monotonic() + 10).ok is True
+
+
 def test_listings_are_tried_after_the_ops_a_window_still_takes_that_return_before_them() -> None:
     from harness.checker.frontier import _listings_last
 
