@@ -27,8 +27,8 @@ their place.
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
-rollbacks to 10 restore 24 ms later; no search decided it in 60 s (2.5 million steps of
-the frontier search) until such appends were tried before the listing.
+rollbacks to 10 restore 24 ms later; the frontier search did not decide it in 60 s (2.5
+million steps, either order of trying) until such appends were tried before the listing.
 """
 
 from __future__ import annotations
