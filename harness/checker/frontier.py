@@ -418,11 +418,11 @@ def _listings_last(out: list[int], listing: list[bool], changer: list[bool], lo:
     round, the listing closed the window at once and the rollback that restored A's
     state failed hundreds of ops on, after the search had backed up through every level
     in between (a recorded Redis session, ``tests/checker/data/w4-listing``: undecided by
-    either order of this search in 60 s, 16,498 steps now). Only ops returning before the listing are
-    moved ahead of it: one that ran for long is tried where earliest completion first
-    puts it (every op tried before the listings while a window was open cost the
-    16-writer smoke recordings of 2026-11-27 16% more steps). An order of trying only:
-    every candidate is tried before a configuration is given up."""
+    either order of this search in 60 s, 16,498 steps now). Only ops returning before
+    the listing are moved ahead of it: one that ran for long is tried where earliest
+    completion first puts it (every op tried before the listings while a window was open
+    cost the 16-writer smoke recordings of 2026-11-27 16% more steps). An order of trying
+    only: every candidate is tried before a configuration is given up."""
     ends = [h for x in states for _, h in x[3]]
     if not ends:
         return out
