@@ -60,11 +60,22 @@ def assert_same(events: Sequence[Event], rng: random.Random | None = None) -> Ch
     assert got.totals == want.totals
     assert [v.to_dict() for v in got.violations] == [v.to_dict() for v in want.violations]
     assert got.violations == want.violations
-    drop = {"seconds"}
-    assert {k: v for k, v in got.stats.items() if k not in drop} == \
-        {k: v for k, v in want.stats.items() if k not in drop}
+    assert _untimed(got.stats) == _untimed(want.stats)
     assert live >= min(want.total(), 1)  # something was shown live when anything was found
     return got
+
+
+def _untimed(stats: dict[str, Any]) -> dict[str, Any]:
+    """A check's stats less what depends on the machine's timing: the seconds taken, and
+    the exact searches' ``states_explored`` (a session that reaches the four searches
+    sharing time, :data:`harness.checker.exact.SHARES`, counts the steps each took until
+    one decided: a generated history of 149 steps, seed 149, counted 24,247 in the batch
+    check and in 11 of 13 streamed runs, 244,681 in the other 2, the verdict the same;
+    the test that compared these failed on a clean clone, 2026-11-28)."""
+    out = {k: v for k, v in stats.items() if k != "seconds"}
+    if "exact" in out:
+        out["exact"] = {k: v for k, v in out["exact"].items() if k != "states_explored"}
+    return out
 
 
 def _retoken(v: Any, k: int) -> Any:
