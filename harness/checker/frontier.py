@@ -371,9 +371,13 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
     The search only tries an op once those are placed: a snapshot placed before a listing
     that lacks its id fails only at that listing, possibly far on.
 
-    Only pairs of a listing and a snapshot that overlap in time get a bit: the search
-    tries no op while an op that returned before it was invoked is pending, so real time
-    already orders the others (the candidates are the same, step for step)."""
+    A listing looks at the snapshots that returned after it was invoked (for ids it
+    shows) and at those invoked before it returned (for ids it lacks): a snapshot outside
+    both is ordered by real time already (the search tries no op while an op that
+    returned before it was invoked is pending). In a valid history only snapshots that
+    overlap the listing get a bit; a bit for one that does not (an id shown before its
+    snapshot began, an id missing after its snapshot returned) stops the search there at
+    once."""
     creator: dict[str, int] = {}
     for n, o in enumerate(ops):
         if o.kind in ("snapshot", "snapshot-id"):
