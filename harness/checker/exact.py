@@ -399,7 +399,10 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     frontier search (many writers, long rollbacks) trying ops earliest completion first,
     one slice ahead; the just-in-time one (it walks the events in order: no backtracking
     across hundreds of ops when the other loses its way); the frontier search trying ops
-    earliest invocation first (where an op that ran for long belongs decides its steps);
+    earliest invocation first (where an op that ran for long belongs decides its steps),
+    looking ahead from its first step at the reads only a rollback explains (finding them
+    costs more than most sessions' whole search, but a session that gets here is not one
+    of those);
     and the eager Wing-Gong search (snapshot contents guessed where a snapshot is placed:
     quick where the lazy model's candidates pile up, and often the quicker to refute).
     Each gets its share of the time (:data:`SHARES`, :data:`QUANTUM_S`), the first
@@ -421,7 +424,7 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     runs: list[list[Any]] = [
         [frontier if frontier is not None else begin_frontier(ops), SHARES[0], caps[0], 0.0],
         [begin_jit(ops), SHARES[1], caps[1], 0.0],
-        [begin_frontier(ops, early=True), SHARES[2], caps[0], 0.0],
+        [begin_frontier(ops, early=True, ahead=0), SHARES[2], caps[0], 0.0],
         [begin_eager(ops), SHARES[3], caps[2], 0.0],
     ]
     turn = 0

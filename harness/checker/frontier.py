@@ -17,7 +17,7 @@ configuration is explored once (a visited set on the placed ops and the states, 
 memoization). An op whose outcome is unknown never
 has to be placed: the search succeeds when only such ops are left.
 
-Four reductions, each exact:
+Five reductions, each exact:
 
 - what the listings and failed rollbacks say about the snapshot ids orders some ops before
   others in every linearization (:func:`_id_order`); an op is tried only once those are
@@ -35,7 +35,14 @@ Four reductions, each exact:
 - a configuration whose states are each covered by those of a failed configuration with
   the same ops placed (the same but for fewer candidate contents, and for any content of
   a snapshot no rollback tried on the way from the failed one restores) is not explored
-  (:func:`_covered`).
+  (:func:`_covered`);
+- a read (or an append whose parent a read showed) that only a rollback can explain,
+  since no append that may be the last op to set the turns before it adds its last turn,
+  needs the snapshot such a rollback restores to hold its list: a configuration in whose
+  every state those snapshots' windows have closed without it is not explored
+  (:func:`_unexplained`; looked at once the search has backed up about once per op,
+  :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins for
+  a session its first steps did not decide).
 
 A proof's path (:func:`exact_path`) is built from the merged sets, keeping on the way
 back the contents that later rollbacks restore.
@@ -50,7 +57,7 @@ from typing import Any
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge, rank
 from harness.checker.linearize import OBSERVERS, Budget, Outcome, Run, drive
 from harness.checker.model import GHOST, ModelOp
-from harness.checker.ops import INF
+from harness.checker.ops import INF, NEG
 
 __all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "begin", "exact_path", "search"]
 
@@ -68,23 +75,31 @@ MAX_STATES = 20_000
 #: ones (2 or 4 leave 10-40% more steps on the hard generated sessions; 64, no fewer steps than 16).
 MAX_COVERING = 16
 
+#: Backups per op after which the search looks ahead at the reads (and appends) whose
+#: turns only a rollback can have set (:func:`_restoring`, :func:`_unexplained`): most
+#: sessions never back up that much, and on the smoke recordings of 8-16 writers
+#: looking from the start cost 20-60% more CPU (finding those reads, and the look at
+#: every step); where the search does back up, it cuts off the ways that cannot explain
+#: them where a window closes, not hundreds of ops on. 0: from the start.
+LOOKAHEAD_AFTER = 1.0
+
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
 #: in a set hashes its turns, hundreds of them), several as a frozenset.
 States = tuple[Any, ...] | frozenset[Any]
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62,
-           early: bool = False) -> Outcome:
+           early: bool = False, ahead: float | None = None) -> Outcome:
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
     ``time.monotonic()`` value) and within ``max_steps`` steps (each configuration counts
     the states in its set: a budget that does not depend on the machine's speed), with at
     most :data:`MAX_CONFIGURATIONS` remembered. When they do, the outcome's ``order`` and ``path`` (one
     run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs.
-    ``early``: see :func:`begin`."""
-    return drive(begin(ops, early), deadline, max_steps)
+    ``early``, ``ahead``: see :func:`begin`."""
+    return drive(begin(ops, early, ahead), deadline, max_steps)
 
 
-def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
+def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = None) -> Run:
     """The search as a resumable run: it yields its step count from time to time (every
     256 steps), returns its outcome, and when
     :class:`~harness.checker.linearize.Budget` is thrown into it returns an undecided one
@@ -96,7 +111,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     a long op belongs decides the steps: on recorded 16-writer sessions each order
     decides some in a small part of the steps the other takes (a rollback that ran for
     12 ms, whose content the next rollback overwrote at once: 136,000 steps this way,
-    281,000 the other; another session: 13,000 the other way, not 300,000 this way)."""
+    281,000 the other; another session: 13,000 the other way, not 300,000 this way).
+
+    ``ahead``: backups per op after which it looks ahead (:data:`LOOKAHEAD_AFTER`, the
+    default; 0: from the start)."""
     step = make_step(ops)
     by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
     lo = [o.lo for o in ops]
@@ -129,6 +147,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
     # read (a bit each, :func:`_covered`); ``cons``, the configuration's so far
     bit = {sid: 1 << k for k, sid in enumerate(sorted({o.arg for o in ops if o.kind in ROLLBACKS}))}
     reads = [bit[o.arg] if o.kind in ROLLBACKS else 0 for o in ops]
+    # the reads (and appends) only a rollback can explain, by the snapshots it may
+    # restore: looked for once the search has backed up often enough (``ahead``)
+    backups = 0
+    ahead = LOOKAHEAD_AFTER if ahead is None else ahead
+    restoring = _restoring(ops, bit) if ahead <= 0 else None
     cons = 0
     start: States = (LAZY_INIT,)
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that
@@ -221,6 +244,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
                 nxt = merge(nxt)  # type: ignore[arg-type]
             if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
                 nxt = tuple(nxt)
+            if restoring:
+                lost = _unexplained(restoring, ops[n], states, nxt, lin | 1 << n, listing[n])
+                if lost:
+                    cons |= lost
+                    continue
             # an observer every state allows (it rules none out); other ops seldom leave
             # the states as they were, and comparing sets on every step costs
             same = observer[n] and nxt == states
@@ -278,6 +306,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False) -> Run:
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
             _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
         visited.setdefault(lin, {})[states] = cons
+        backups += 1
+        if restoring is None and backups >= ahead * len(ops):
+            restoring = _restoring(ops, bit)
         lin, states, todo, done, up = stack.pop()
         cons |= up
         k = pos[placed_order.pop()]
@@ -402,6 +433,123 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
         elif o.kind == "rollback" and o.arg in creator:
             needs[n] |= 1 << creator[o.arg]
     return needs
+
+
+#: A read only a rollback can explain: (its op, its list, the rollbacks that may be the
+#: last op to set the turns before it as (op, snapshot id), the bits of those ids).
+Restored = tuple[int, Any, tuple[tuple[int, str], ...], int]
+
+
+def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Restored]]:
+    """The reads whose list only a rollback can have set, by the snapshots it may restore;
+    with them the appends whose parent a read showed (an append is placed only where the
+    turns are its parent: to the search, a read of it).
+
+    The turns a read shows were set by the last append or rollback before it. That op was
+    invoked before the read returned, and no acknowledged append or rollback lies wholly
+    between the two in real time (it would come after it). When none of the appends so
+    placed adds the read's last turn, the turns were set by one of the rollbacks so
+    placed, and the snapshot it restored held the read's list (:func:`_unexplained`).
+    Reads of an empty list are left out (the start of the session holds one too)."""
+    setters = [n for n, o in enumerate(ops) if o.kind == "append" or o.kind in ROLLBACKS]
+    done = sorted((ops[n].hi, ops[n].lo) for n in setters if ops[n].hi != INF)
+    his = [h for h, _ in done]
+    latest = []  # the latest invocation among the acknowledged setters so far, by return
+    m = NEG
+    for _, lo in done:
+        m = max(m, lo)
+        latest.append(m)
+    # the append of each turn appended once (most reads show the turn appended just
+    # before: that append may have set them, which is settled without looking further)
+    appender: dict[str, int] = {}
+    for n in setters:
+        if ops[n].kind == "append":
+            appender[ops[n].arg] = -1 if ops[n].arg in appender else n
+    # a sweep over the reads by invocation: the setters invoked by then are taken in,
+    # and those returned before the latest invocation of a setter that returned before
+    # the read began are dropped for good (that bound only grows), so each read looks at
+    # the few ops around it, not at every op of the session
+    by_lo = sorted(setters, key=lambda n: (ops[n].lo, n))
+    taken = 0
+    near_by: list[int] = []
+    reach = NEG  # the latest return among the reads so far: setters invoked by then are in
+    out: dict[str, list[Restored]] = {}
+    for r in sorted(range(len(ops)), key=lambda n: (ops[n].lo, n)):
+        o = ops[r]
+        if not o.out or (o.kind != "read" and o.kind != "append"):
+            continue  # (an append's ``out``: the turns it must be applied to)
+        j = bisect_left(his, o.lo)  # the setters that returned before the read began
+        after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
+        reach = max(reach, o.hi)
+        a = appender.get(o.out[-1], -1)
+        if a >= 0 and ops[a].lo <= o.hi and ops[a].hi >= after:
+            continue  # the append of its last turn may have set them
+        while taken < len(by_lo) and ops[by_lo[taken]].lo <= reach:
+            near_by.append(by_lo[taken])
+            taken += 1
+        near_by = [n for n in near_by if ops[n].hi >= after]
+        near = [n for n in near_by if ops[n].lo <= o.hi and n != r]
+        last = o.out[-1]
+        if any(ops[n].kind == "append" and ops[n].arg == last for n in near):
+            continue  # an append may have set it
+        back = tuple((n, ops[n].arg) for n in near if ops[n].kind in ROLLBACKS)
+        if not back:
+            continue  # nothing explains it: the search finds that out on its own
+        mask = 0
+        for _, sid in back:
+            mask |= bit[sid]
+        entry = (r, o.out, back, mask)
+        for sid in {sid for _, sid in back}:
+            out.setdefault(sid, []).append(entry)
+    return out
+
+
+def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: States,
+                 after: States, lin: int, listing: bool) -> int:
+    """The bits of the snapshots a read in ``restoring`` may have had restored, when
+    placing ``op`` (from states ``before`` to ``after``, ``lin`` placed then) leaves no way
+    to explain it; else 0.
+
+    Such a read, not placed yet, needs its list to be the turns when it is placed, or else
+    a rollback still to be placed to set them: one of its rollbacks (:func:`_restoring`)
+    to a snapshot not taken yet, whose window is open, or whose content is or may be that
+    list. A snapshot's candidates only grow while its window is open, and only shrink once
+    it is closed, so where every state fails this for some read, no linearization goes on
+    from here. Looked at when a window closes (an op invoked after the snapshot returned,
+    a listing) or a rollback chooses a content: only then does the answer change."""
+    lo = op.lo
+    changed = {sid for s in before for sid, hi in s[3] if listing or hi < lo}
+    if op.kind in ROLLBACKS:
+        changed.add(op.arg)
+    if not changed:
+        return 0
+    for sid in changed:
+        for r, want, back, mask in restoring.get(sid, ()):
+            if lin >> r & 1:
+                continue
+            if not any(_may_explain(s, want, back, lin) for s in after):
+                return mask
+    return 0
+
+
+def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int) -> bool:
+    turns, ids, contents, open_ = s
+    if turns == want:
+        return True
+    for n, sid in back:
+        if lin >> n & 1:
+            continue
+        if sid not in ids or any(x[0] == sid for x in open_):
+            return True
+        for e in contents:
+            if e[0] == sid:
+                c = e[1]
+                if c == want or (c.__class__ is frozenset and want in c):
+                    return True
+                break
+        else:
+            return True  # no content kept: not known
+    return False
 
 
 _GHOST, _ROLLBACK = 1, 2

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import pytest
@@ -258,6 +259,33 @@ def test_the_frontier_search_agrees_with_brute_force(seed: int, buggy: bool, ear
         _tiny(seed, buggy), lambda ops, deadline: search(ops, deadline, early=early))
 
 
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans(), early=st.booleans())
+def test_the_frontier_search_looking_ahead_from_the_start_agrees_with_brute_force(
+        seed: int, buggy: bool, early: bool) -> None:
+    """The test above with the search's look-ahead (a read or an append whose turns only a
+    rollback can set ends a configuration where no state can still get them) on from
+    the first step, not only once the search has backed up a lot, as it is by default:
+    it must never refute what brute force accepts, nor pass what it rejects."""
+    with lookahead_from_the_start():
+        _alone_agrees_with_brute_force(
+            _tiny(seed, buggy), lambda ops, deadline: search(ops, deadline, early=early))
+
+
+@contextmanager
+def lookahead_from_the_start() -> Iterator[None]:
+    """:data:`harness.checker.frontier.LOOKAHEAD_AFTER` at 0 (not a pytest fixture: a
+    hypothesis test runs many examples in one call of a function-scoped fixture)."""
+    import harness.checker.frontier as frontier
+
+    was = frontier.LOOKAHEAD_AFTER
+    frontier.LOOKAHEAD_AFTER = 0
+    try:
+        yield
+    finally:
+        frontier.LOOKAHEAD_AFTER = was
+
+
 def _alone_agrees_with_brute_force(events: list[Event],
                                    decide: Callable[[list[ModelOp], float], Outcome]) -> None:
     """One search on its own (``decide(ops, deadline)``) says linearizable exactly when
@@ -318,7 +346,8 @@ def test_the_just_in_time_search_agrees_with_the_other_searches(seed: int) -> No
 
 
 def test_the_frontier_search_never_refutes_a_valid_session_of_a_fixed_sample() -> None:
-    """The frontier search on its own, in both orders of trying, on 150 valid histories
+    """The frontier search on its own, in both orders of trying (and with its look-ahead
+    from the start), on 150 valid histories
     that are seeded, not drawn (the same ones under mutation testing, whatever
     $HARNESS_EXAMPLES says; 3-8 processes, 40-160 steps, crashes, unknown outcomes,
     retries, rollbacks to any id):
@@ -332,10 +361,11 @@ def test_the_frontier_search_never_refutes_a_valid_session_of_a_fixed_sample() -
                      p_crash=0.05, p_info=0.1, p_fail=0.05, p_retry=0.2, p_any_id=0.2)
         for so in group_by_session(simulate(seed, prm))[0].values():
             ops = session_ops(so, Evidence())
-            for early in (False, True):
-                out = search(ops, time.monotonic() + 10, 20_000, early=early)
+            for early, ahead in ((False, False), (True, False), (False, True)):
+                with lookahead_from_the_start() if ahead else nullcontext():
+                    out = search(ops, time.monotonic() + 10, 20_000, early=early)
                 assert out.ok is not False, seed
                 if out.ok:
                     proven += 1
                     assert replays(certify([ops[k] for k in out.order], out.path)), seed
-    assert proven >= 280
+    assert proven >= 420

@@ -1110,7 +1110,10 @@ def _fake_searches(
         made[name] = _Run(name, depth)
         return made[name]
 
-    def frontier(ops: Any, early: bool = False) -> _Run:
+    def frontier(ops: Any, early: bool = False, ahead: float | None = None) -> _Run:
+        # the search trying early ops first is begun here, for a session the first
+        # steps did not decide: it looks ahead from the start; the other is resumed
+        assert ahead == (0 if early else None), (early, ahead)
         return make("E", 4, len(ops)) if early else make("F", 2, len(ops))
 
     monkeypatch.setattr(exact, "begin_frontier", frontier)

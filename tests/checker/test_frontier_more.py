@@ -28,8 +28,9 @@ def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) ->
     return ModelOp(n, kind, lo, hi, arg, out)
 
 
-def decide(ops: list[ModelOp], early: bool = False, max_steps: int = 1 << 62) -> Outcome:
-    return search(ops, time.monotonic() + 10, max_steps, early=early)
+def decide(ops: list[ModelOp], early: bool = False, max_steps: int = 1 << 62,
+           ahead: float | None = None) -> Outcome:
+    return search(ops, time.monotonic() + 10, max_steps, early=early, ahead=ahead)
 
 
 def proven(ops: list[ModelOp], early: bool = False) -> Outcome:
@@ -650,7 +651,10 @@ def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> N
     snapshot: 42 steps; with one bit for x and none for y, failures that read y's
     content cover configurations where it differs (28). This pins the search's work, not
     its verdict. (The ghost returns after the listing: one returning before it is tried
-    before it, and the failures read less: 30 steps either way.)"""
+    before it, and the failures read less: 30 steps either way.) Without the look-ahead,
+    which would cut it shorter: the read of (b) can only show what a rollback to x or y
+    restored, and once both windows are closed neither holds (b) (13 steps from the
+    start, 38 once the search has backed up seven times, one per op)."""
     ops = [
         op(0, "append", 12, 24, GHOST),
         op(1, "read", 34, 35, None, ("b",)),
@@ -661,8 +665,9 @@ def test_each_snapshot_a_rollback_targets_has_a_bit_of_its_own(early: bool) -> N
         op(6, "list", 14, 23, None, frozenset({"x", "y"})),
     ]
     assert eager(ops) is False
-    out = decide(ops, early)
+    out = decide(ops, early, ahead=INF)
     assert (out.ok, out.explored, out.depth, out.stuck) == (False, 42, 6, ops[1])
+    assert (decide(ops, early).explored, decide(ops, early, ahead=0).explored) == (38, 13)
 
 
 def test_only_a_rollback_reads_a_snapshot_s_content() -> None:

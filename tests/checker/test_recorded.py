@@ -24,6 +24,12 @@ session ``s0`` of its seed 89 (262 ops, no read but the final one): sessions the
 did not decide; the first still is not, the second is proven since listings are tried in
 their place.
 
+``w8-restored`` is session ``s2`` of a recording of ``test_many_seeds``' seed 92 on Redis
+(8 writers, 538 ops, 109 of them rollbacks, 3.0 ops pending at an invocation): appends and
+reads whose turns only a rollback can have set, to a snapshot whose window had to take
+them hundreds of ops before; neither order of the frontier search decided it in 30 s
+(750,000 steps or more) until it looked ahead at those (``frontier._unexplained``).
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
@@ -86,6 +92,24 @@ def test_an_append_a_window_still_takes_is_tried_before_the_listing_that_ends_it
     out = search(ops, time.monotonic() + 300, 2 * steps, early=early)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
+    got = check(events)
+    assert (got.valid, got.stats["exact"]["sessions_unknown"]) == (True, [])
+
+
+# the steps each took when this was written, looking ahead from the start (5,696 and
+# 2,587), with room to spare: twice
+@pytest.mark.parametrize(("early", "steps"), [(False, 5_696), (True, 2_587)])
+def test_a_turn_only_a_rollback_restores_is_looked_ahead_at(early: bool, steps: int) -> None:
+    """``w8-restored``: proven when the search looks ahead from the start (as the default
+    check's search trying early ops first does), not in 20,000 steps without it, and by
+    the default check."""
+    events = _events("w8-restored")
+    (so,) = group_by_session(events)[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, 2 * steps, early=early, ahead=0)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+    assert search(ops, time.monotonic() + 300, 20_000, early=early, ahead=1 << 62).ok is None
     got = check(events)
     assert (got.valid, got.stats["exact"]["sessions_unknown"]) == (True, [])
 

@@ -1,0 +1,116 @@
+"""The frontier search's look-ahead on its own (harness.checker.frontier: ``_restoring``,
+``_unexplained``, ``_may_explain``): which reads and appends only a rollback can explain,
+and when a configuration can no longer explain one.
+
+A lazy state is (turns, ids, contents, open windows); contents are (snapshot id, content,
+rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a frozenset)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.checker.frontier import _may_explain, _restoring, _unexplained
+from harness.checker.model import ModelOp
+from harness.checker.ops import INF
+
+A, AB, AC = ("a",), ("a", "b"), ("a", "c")
+BIT = {"x": 1, "y": 2}
+
+
+def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) -> ModelOp:
+    return ModelOp(n, kind, lo, hi, arg, out)
+
+
+def state(*contents: tuple[str, Any, int], turns: tuple[str, ...] = AB, ids: Any = None,
+          open_: tuple[tuple[str, int], ...] = ()) -> Any:
+    return (turns, frozenset(c[0] for c in contents) if ids is None else frozenset(ids),
+            tuple(contents), open_)
+
+
+# a appended on (), snapshot x, b appended on (a), a rollback to x, then a read of (a)
+# while it runs and an append of c on (a) after it
+SESSION = [
+    op(0, "append", 0, 1, "a", ()),
+    op(1, "snapshot", 2, 3, None, "x"),
+    op(2, "append", 4, 5, "b", A),
+    op(3, "rollback", 6, 8, "x"),
+    op(4, "read", 7, 9, None, A),
+    op(5, "append", 10, 12, "c", A),
+    op(6, "read", 11, 13, None, AC),
+    op(7, "read", 0, 1, None, ()),
+]
+
+
+def test_the_reads_and_appends_only_a_rollback_explains_are_found() -> None:
+    """The read of (a) while the rollback to x runs, and the append of c on (a) after it:
+    the last op to set the turns before each is that rollback (the append of b returned
+    before both, the append of a before that), so x held (a). The read of (a, c) may
+    show what the append of c set; a read of () is left out."""
+    entry = (3, "x")
+    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1), (5, A, (entry,), 1)]}
+
+
+def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> None:
+    """A rollback to y (0-1), then an append of d (2-3) and a rollback to x (2-6) while
+    a read of (q) runs (4-7), and a rollback to w of unknown outcome invoked first: the
+    rollback to y returned before the append of d was invoked, which returned before the
+    read began, so it is not the last op to set the turns; the unknown one may be."""
+    ops = [
+        op(0, "rollback", 0, 1, "y"),
+        op(1, "append", 2, 3, "d", ()),
+        op(2, "rollback", 2, 6, "x"),
+        op(3, "read", 4, 7, None, ("q",)),
+        op(4, "rollback?", 0, INF, "w"),
+    ]
+    got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
+    entry = (3, ("q",), ((4, "w"), (2, "x")), 5)
+    assert got == {"x": [entry], "w": [entry]}
+
+
+def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
+    """A read of (a) while the append of a runs (an append may set it), and a read of (z)
+    that no op can have set (the search finds that out on its own)."""
+    ops = [op(0, "append", 0, 3, "a", ()), op(1, "read", 1, 4, None, A),
+           op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x")]
+    assert _restoring(ops, BIT) == {}
+
+
+def test_a_state_may_explain_a_read_in_every_way_but_one() -> None:
+    """The turns already shown; the snapshot not taken yet; its window open; its content
+    the list, or one of its candidates; no content kept: each may explain it. Only a
+    content decided otherwise, or candidates without the list, or a rollback already
+    placed, cannot."""
+    back = ((3, "x"),)
+    assert _may_explain(state(turns=A), A, back, 0)
+    assert _may_explain(state(ids=()), A, back, 0)
+    assert _may_explain(state(("x", frozenset({AB}), 1), open_=(("x", 9),)), A, back, 0)
+    assert _may_explain(state(("x", A, 1)), A, back, 0)
+    assert _may_explain(state(("x", frozenset({AB, A}), 1)), A, back, 0)
+    assert _may_explain(state(ids=("x",)), A, back, 0)
+    assert not _may_explain(state(("x", AB, 1)), A, back, 0)
+    assert not _may_explain(state(("x", frozenset({AB}), 1)), A, back, 0)
+    assert not _may_explain(state(ids=()), A, back, 1 << 3)  # that rollback is placed
+    # another snapshot's content is not looked at for x
+    assert not _may_explain(state(("w", frozenset({A}), 1), ("x", AB, 1)), A, back, 0)
+    assert _may_explain(state(("x", AB, 1)), A, ((3, "x"), (5, "y")), 0)  # y not taken
+
+
+def test_a_configuration_is_cut_off_only_when_an_op_changes_what_a_snapshot_may_hold() -> None:
+    """The read of (a) of SESSION, which only the rollback to x (op 3) explains, with x
+    holding (a, b) in every state: cut off (x's bit) when the op placed ends x's window
+    (invoked after x returned at 9), when it is a listing, or when it is a rollback to x;
+    not when it changes nothing about x, nor once the read is placed, nor while one state
+    of the set may still explain it."""
+    restoring = _restoring(SESSION, BIT)
+    held = state(("x", frozenset({AB}), 1))
+    open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
+    ending = op(9, "append", 10, 11, "e")
+    assert _unexplained(restoring, ending, (open_x,), (held,), 0, False) == 1
+    assert _unexplained(restoring, op(9, "list", 5, 6), (open_x,), (held,), 0, True) == 1
+    assert _unexplained(restoring, op(9, "rollback", 5, 6, "x"), (held,), (held,), 0, False) == 1
+    assert _unexplained(restoring, op(9, "append", 5, 6, "e"), (open_x,), (held,), 0, False) == 0
+    assert _unexplained(restoring, ending, (held,), (held,), 0, False) == 0  # no window
+    assert _unexplained(restoring, ending, (open_x,), (held,), 1 << 4 | 1 << 5, False) == 0
+    maybe = state(("x", frozenset({A}), 1))
+    assert _unexplained(restoring, ending, (open_x,), frozenset({held, maybe}), 0, False) == 0
+    assert _unexplained(restoring, op(9, "rollback", 5, 6, "y"), (held,), (held,), 0, False) == 0
