@@ -40,7 +40,7 @@ Five reductions, each exact:
   since no append that may be the last op to set the turns before it adds its last turn,
   needs the snapshot such a rollback restores to hold its list: a configuration in whose
   every state those snapshots' windows have closed without it is not explored
-  (:func:`_unexplained`; looked at once the search has backed up about once per op,
+  (:func:`_unexplained`; looked at once the search has backed up twice per op,
   :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins for
   a session its first steps did not decide).
 
@@ -76,12 +76,13 @@ MAX_STATES = 20_000
 MAX_COVERING = 16
 
 #: Backups per op after which the search looks ahead at the reads (and appends) whose
-#: turns only a rollback can have set (:func:`_restoring`, :func:`_unexplained`): most
-#: sessions never back up that much, and on the smoke recordings of 8-16 writers
-#: looking from the start cost 20-60% more CPU (finding those reads, and the look at
-#: every step); where the search does back up, it cuts off the ways that cannot explain
-#: them where a window closes, not hundreds of ops on. 0: from the start.
-LOOKAHEAD_AFTER = 1.0
+#: turns only a rollback can have set (:func:`_restoring`, :func:`_unexplained`); 0:
+#: from the start. Where the search backs up a lot, it cuts off the ways that cannot
+#: explain them where a window closes, not hundreds of ops on; but finding them, and the
+#: look at every step, cost the smoke recordings of 8-16 writers 10-60% more CPU from
+#: the start (2026-11-28), and the two of their 72 sessions that back up more than once
+#: per op (about 7,000 steps for 1,300 ops) no fewer steps: none backs up twice per op.
+LOOKAHEAD_AFTER = 2.0
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
 #: in a set hashes its turns, hundreds of them), several as a frozenset.
