@@ -511,20 +511,21 @@ def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: Stat
     placing ``op`` (from states ``before`` to ``after``, ``lin`` placed then) leaves no way
     to explain it; else 0.
 
-    Such a read, not placed yet, needs its list to be the turns when it is placed, or else
-    a rollback still to be placed to set them: one of its rollbacks (:func:`_restoring`)
-    to a snapshot not taken yet, whose window is open, or whose content is or may be that
-    list. A snapshot's candidates only grow while its window is open, and only shrink once
-    it is closed, so where every state fails this for some read, no linearization goes on
-    from here. Looked at when a window closes (an op invoked after the snapshot returned,
-    a listing) or a rollback chooses a content: only then does the answer change."""
+    Such a read (or append), not placed yet, needs its list to be the turns when it is
+    placed, or else a rollback still to be placed to set them: one of its rollbacks
+    (:func:`_restoring`) to a snapshot not taken yet, whose window is open, or whose
+    content is or may be that list. A snapshot's candidates only grow while its window is
+    open, and only shrink once it is closed, so where every state fails this for some
+    read, no linearization goes on from here. Looked at when a window closes (an op
+    invoked after the snapshot returned, a listing) or a rollback chooses a content: only
+    then does the answer change."""
     lo = op.lo
     changed = {sid for s in before for sid, hi in s[3] if listing or hi < lo}
     if op.kind in ROLLBACKS:
         changed.add(op.arg)
     if not changed:
         return 0
-    for sid in changed:
+    for sid in sorted(changed):  # (a set's order varies between runs: the steps would)
         for r, want, back, mask in restoring.get(sid, ()):
             if lin >> r & 1:
                 continue
@@ -534,6 +535,10 @@ def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: Stat
 
 
 def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int) -> bool:
+    """Whether lazy state ``s`` (``lin`` placed) may still have the turns ``want`` where a
+    read of it is placed: they are the turns already, or one of the rollbacks ``back``
+    not placed yet targets a snapshot not taken yet, whose window is open, whose content
+    is ``want`` or has it among its candidates, or whose content is not kept."""
     turns, ids, contents, open_ = s
     if turns == want:
         return True
