@@ -114,3 +114,32 @@ def test_a_configuration_is_cut_off_only_when_an_op_changes_what_a_snapshot_may_
     maybe = state(("x", frozenset({A}), 1))
     assert _unexplained(restoring, ending, (open_x,), frozenset({held, maybe}), 0, False) == 0
     assert _unexplained(restoring, op(9, "rollback", 5, 6, "y"), (held,), (held,), 0, False) == 0
+
+
+def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
+    """The rollback to x is the first op of the session, and is invoked the instant the
+    read of (q) returns (ops that touch count as concurrent): it may have set the read's
+    turns. Nothing had returned when the read began, so no op is hidden by another (the
+    append of d, invoked later than any other op, hides nothing before it)."""
+    ops = [
+        op(0, "rollback", 6, 8, "x"),
+        op(1, "read", 1, 6, None, ("q",)),
+        op(2, "append", 10, 11, "d", ()),
+        op(3, "read", 12, 13, None, ("d",)),
+    ]
+    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1)]}
+
+
+def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> None:
+    """The turn a, appended twice long before (a retry), and an append of e (op 1) while a
+    read of (a) runs with a rollback to x: which append of a set the turns is not known,
+    and neither may be the last op before the read, so x held (a)."""
+    ops = [
+        op(0, "append", 0, 1, "a", None),
+        op(1, "append", 20, 22, "e", None),
+        op(2, "append", 2, 3, "a", None),
+        op(3, "rollback", 19, 23, "x"),
+        op(4, "read", 21, 24, None, A),
+        op(5, "append", 10, 11, "b", None),
+    ]
+    assert _restoring(ops, BIT) == {"x": [(4, A, ((3, "x"),), 1)]}
