@@ -69,10 +69,32 @@ def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> N
 
 def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
     """A read of (a) while the append of a runs (an append may set it), and a read of (z)
-    that no op can have set (the search finds that out on its own)."""
+    that no op can have set (the search finds that out on its own); the reads after them
+    are still looked at: one of (a) after the append of b that only the rollback to x
+    explains."""
     ops = [op(0, "append", 0, 3, "a", ()), op(1, "read", 1, 4, None, A),
-           op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x")]
-    assert _restoring(ops, BIT) == {}
+           op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x"),
+           op(4, "read", 7, 9, None, A), op(5, "append", 4, 5, "b", A)]
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2)]}
+
+
+def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> None:
+    """A read of (a) (0-10) taken in first brings in the rollback to y invoked at 5; the
+    read of (q) (1-2) returned before that rollback began, so only the rollback to x
+    (0-3) may have set its turns. A setter that returned as another was invoked (the
+    rollback to x at 3, the append of e invoked at 3 and returned before the read of (r)
+    began) may still be the last before the read."""
+    ops = [
+        op(0, "read", 0, 10, None, A),
+        op(1, "read", 1, 2, None, ("q",)),
+        op(2, "rollback", 0, 3, "x"),
+        op(3, "rollback", 5, 6, "y"),
+        op(4, "append", 3, 4, "e", None),
+        op(5, "read", 5, 7, None, ("r",)),
+    ]
+    got = _restoring(ops, BIT)
+    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1)]
+    assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (3, "y"))]
 
 
 def test_a_state_may_explain_a_read_in_every_way_but_one() -> None:
@@ -111,6 +133,8 @@ def test_a_configuration_is_cut_off_only_when_an_op_changes_what_a_snapshot_may_
     assert _unexplained(restoring, op(9, "append", 5, 6, "e"), (open_x,), (held,), 0, False) == 0
     assert _unexplained(restoring, ending, (held,), (held,), 0, False) == 0  # no window
     assert _unexplained(restoring, ending, (open_x,), (held,), 1 << 4 | 1 << 5, False) == 0
+    # the read placed, the append of c on (a) still to place: it is the one cut off for
+    assert _unexplained(restoring, ending, (open_x,), (held,), 1 << 4, False) == 1
     maybe = state(("x", frozenset({A}), 1))
     assert _unexplained(restoring, ending, (open_x,), frozenset({held, maybe}), 0, False) == 0
     assert _unexplained(restoring, op(9, "rollback", 5, 6, "y"), (held,), (held,), 0, False) == 0
@@ -133,7 +157,8 @@ def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
 def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> None:
     """The turn a, appended twice long before (a retry), and an append of e (op 1) while a
     read of (a) runs with a rollback to x: which append of a set the turns is not known,
-    and neither may be the last op before the read, so x held (a)."""
+    and neither may be the last op before the read, so x held (a). A read of (a) while the
+    second append of a runs may show what it set."""
     ops = [
         op(0, "append", 0, 1, "a", None),
         op(1, "append", 20, 22, "e", None),
@@ -141,5 +166,6 @@ def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> 
         op(3, "rollback", 19, 23, "x"),
         op(4, "read", 21, 24, None, A),
         op(5, "append", 10, 11, "b", None),
+        op(6, "read", 2, 3, None, A),
     ]
-    assert _restoring(ops, BIT) == {"x": [(4, A, ((3, "x"),), 1)]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2)]}
