@@ -80,8 +80,8 @@ MAX_COVERING = 16
 #: from the start. Where the search backs up a lot, it cuts off the ways that cannot
 #: explain them where a window closes, not hundreds of ops on; but finding them, and the
 #: look at every step, cost the smoke recordings of 8-16 writers 10-60% more CPU from
-#: the start (2026-11-28), and the two of their 72 sessions that back up more than once
-#: per op (about 7,000 steps for 1,300 ops) no fewer steps: none backs up twice per op.
+#: the start (2026-11-28), and the two of their sessions that back up more than once per
+#: op (about 7,000 steps for 1,300 ops) no fewer steps: none backs up twice per op.
 LOOKAHEAD_AFTER = 2.0
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
@@ -482,7 +482,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
         j = bisect_left(his, o.lo)  # the setters that returned before the read began
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
         reach = max(reach, o.hi)
-        a = appender.get(o.out[-1], -1)
+        last = o.out[-1]
+        a = appender.get(last, -1)
         if a >= 0 and ops[a].lo <= o.hi and ops[a].hi >= after:
             continue  # the append of its last turn may have set them
         while taken < len(by_lo) and ops[by_lo[taken]].lo <= reach:
@@ -490,7 +491,6 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
             taken += 1
         near_by = [n for n in near_by if ops[n].hi >= after]
         near = [n for n in near_by if ops[n].lo <= o.hi and n != r]
-        last = o.out[-1]
         if any(ops[n].kind == "append" and ops[n].arg == last for n in near):
             continue  # an append may have set it
         back = tuple((n, ops[n].arg) for n in near if ops[n].kind in ROLLBACKS)

@@ -33,8 +33,8 @@ BUGS = fault_exposed("redis")
 SHORT: dict[str, tuple[dict[str, dict[str, Any]], dict[str, Any]]] = {
     # the pauses of scenarios/redis-lease.toml, for 6 s (about 13 pauses): alone, 17 of 24
     # pauses of three 4 s runs lost a turn, yet a full-suite CI run on a clean clone once
-    # caught none of its 9 (and at 2.5 s, none of 6), so the run is longer than the
-    # scenario's
+    # caught none of its 9 (as a 2.5 s version once did with 6), so the run is
+    # longer than the scenario's
     "zoo.redis-lease-ttl": ({"pause": {"every": 0.4, "duration": 0.6}},
                             {"weights": NO_ROLLBACK, "sessions": 6, "duration": 6.0}),
     "zoo.redis-retry-append": ({"disconnect": {"every": 0.1}}, {"weights": NO_ROLLBACK}),

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -267,23 +266,8 @@ def test_the_frontier_search_looking_ahead_from_the_start_agrees_with_brute_forc
     rollback can set ends a configuration where no state can still get them) on from
     the first step, not only once the search has backed up a lot, as it is by default:
     it must never refute what brute force accepts, nor pass what it rejects."""
-    with lookahead_from_the_start():
-        _alone_agrees_with_brute_force(
-            _tiny(seed, buggy), lambda ops, deadline: search(ops, deadline, early=early))
-
-
-@contextmanager
-def lookahead_from_the_start() -> Iterator[None]:
-    """:data:`harness.checker.frontier.LOOKAHEAD_AFTER` at 0 (not a pytest fixture: a
-    hypothesis test runs many examples in one call of a function-scoped fixture)."""
-    import harness.checker.frontier as frontier
-
-    was = frontier.LOOKAHEAD_AFTER
-    frontier.LOOKAHEAD_AFTER = 0
-    try:
-        yield
-    finally:
-        frontier.LOOKAHEAD_AFTER = was
+    _alone_agrees_with_brute_force(
+        _tiny(seed, buggy), lambda ops, deadline: search(ops, deadline, early=early, ahead=0))
 
 
 def _alone_agrees_with_brute_force(events: list[Event],
@@ -361,9 +345,8 @@ def test_the_frontier_search_never_refutes_a_valid_session_of_a_fixed_sample() -
                      p_crash=0.05, p_info=0.1, p_fail=0.05, p_retry=0.2, p_any_id=0.2)
         for so in group_by_session(simulate(seed, prm))[0].values():
             ops = session_ops(so, Evidence())
-            for early, ahead in ((False, False), (True, False), (False, True)):
-                with lookahead_from_the_start() if ahead else nullcontext():
-                    out = search(ops, time.monotonic() + 10, 20_000, early=early)
+            for early, ahead in ((False, None), (True, None), (False, 0)):
+                out = search(ops, time.monotonic() + 10, 20_000, early=early, ahead=ahead)
                 assert out.ok is not False, seed
                 if out.ok:
                     proven += 1
