@@ -40,9 +40,11 @@ Five reductions, each exact:
   since no append that may be the last op to set the turns before it adds its last turn,
   needs the snapshot such a rollback restores to hold its list: a configuration in whose
   every state those snapshots' windows have closed without it is not explored
-  (:func:`_unexplained`; looked at once the search has backed up twice per op,
-  :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins for
-  a session its first steps did not decide).
+  (:func:`_unexplained`; looked at once the search has backed up a tenth of a time per
+  op, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins
+  for a session its first steps did not decide); the search then backs up at once to the
+  first configuration on its path that could not explain it either
+  (:func:`_dead_from`).
 
 A proof's path (:func:`exact_path`) is built from the merged sets, keeping on the way
 back the contents that later rollbacks restore.
@@ -77,12 +79,16 @@ MAX_COVERING = 16
 
 #: Backups per op after which the search looks ahead at the reads (and appends) whose
 #: turns only a rollback can have set (:func:`_restoring`, :func:`_unexplained`); 0:
-#: from the start. Where the search backs up a lot, it cuts off the ways that cannot
-#: explain them where a window closes, not hundreds of ops on; but finding them, and the
-#: look at every step, cost the smoke recordings of 8-16 writers 10-60% more CPU from
-#: the start (2026-11-28), and the two of their sessions that back up more than once per
-#: op (about 7,000 steps for 1,300 ops) no fewer steps: none backs up twice per op.
-LOOKAHEAD_AFTER = 2.0
+#: from the start. Where the search backs up, it cuts off the ways that cannot explain
+#: them where a window closes, and backs up at once to where none could
+#: (:func:`_dead_from`), not one op at a time; but finding them, and the look at every
+#: step, cost the smoke recordings of 8-16 writers 10-60% more CPU from the start
+#: (2026-11-28), where most sessions back up a few times at most. After a tenth of a
+#: backup per op, on the recorded sessions of ``tests/checker/data`` (2026-11-28):
+#: ``w8-restored`` 11,009 steps (72,010 after two per op), ``w16-s1-c`` 3,385 (9,665),
+#: ``w4-listing`` 8,911 (14,250), none more; the default check of the 24 smoke
+#: recordings, 0.95-1.03x the CPU it took after two per op (all 24 together, 1.00x).
+LOOKAHEAD_AFTER = 0.1
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
 #: in a set hashes its turns, hundreds of them), several as a frozenset.
@@ -208,6 +214,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
 
     lin, states, done = 0, start, 0
     todo = candidates(lin)
+    jump: tuple[int, int] | None = None  # (depth, reasons): back up there at once
     mark = 256  # the next yield: steps go up by a configuration's states, not by one
     while True:
         steps += 1
@@ -247,8 +254,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 nxt = tuple(nxt)
             if restoring:
                 lost = _unexplained(restoring, ops[n], states, nxt, lin | 1 << n, listing[n])
-                if lost:
-                    cons |= lost
+                if lost is not None:
+                    cons |= lost[3]
+                    if not _explains(states, lost, lin):  # it was lost before this op
+                        jump = _dead_from(stack, states, lin, lost), lost[3]
+                        break
                     continue
             # an observer every state allows (it rules none out); other ops seldom leave
             # the states as they were, and comparing sets on every step costs
@@ -302,6 +312,23 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 k = nxt_of[k]
             stuck = min(pend, key=lambda n: (hi[n], n)) if pend else None
             best = (len(placed_order), ops[stuck] if stuck is not None else None, states)
+        if jump is not None:
+            # a read no configuration from depth ``to`` on can explain: back up to the
+            # one before it at once, each on the way failed for that read's reasons
+            to, cons = jump
+            jump = None
+            while len(stack) >= to:
+                _failed(failed, lin, states, cons, bit)
+                visited.setdefault(lin, {})[states] = cons
+                backups += 1
+                if not stack:
+                    return outcome(False)
+                lin, states, todo, done, up = stack.pop()
+                k = pos[placed_order.pop()]
+                nxt_of[prv_of[k]] = k
+                prv_of[nxt_of[k]] = k
+            cons |= up
+            continue
         if not stack:
             return outcome(None if skipped else False)
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
@@ -506,10 +533,10 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
 
 
 def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: States,
-                 after: States, lin: int, listing: bool) -> int:
-    """The bits of the snapshots a read in ``restoring`` may have had restored, when
-    placing ``op`` (from states ``before`` to ``after``, ``lin`` placed then) leaves no way
-    to explain it; else 0.
+                 after: States, lin: int, listing: bool) -> Restored | None:
+    """A read in ``restoring`` that placing ``op`` (from states ``before`` to ``after``,
+    ``lin`` placed then) leaves no way to explain (its entry: the bits of the snapshots it
+    may have had restored are its last), else None.
 
     Such a read (or append), not placed yet, needs its list to be the turns when it is
     placed, or else a rollback still to be placed to set them: one of its rollbacks
@@ -524,14 +551,44 @@ def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: Stat
     if op.kind in ROLLBACKS:
         changed.add(op.arg)
     if not changed:
-        return 0
+        return None
     for sid in sorted(changed):  # (a set's order varies between runs: the steps would)
-        for r, want, back, mask in restoring.get(sid, ()):
-            if lin >> r & 1:
-                continue
-            if not any(_may_explain(s, want, back, lin) for s in after):
-                return mask
-    return 0
+        for entry in restoring.get(sid, ()):
+            if not lin >> entry[0] & 1 and not _explains(after, entry, lin):
+                return entry
+    return None
+
+
+def _explains(states: States, entry: Restored, lin: int) -> bool:
+    """Whether some state of a configuration (``lin`` placed) may still explain the read of
+    ``entry``, not placed (:func:`_may_explain`)."""
+    _, want, back, _ = entry
+    return any(_may_explain(s, want, back, lin) for s in states)
+
+
+def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], states: States, lin: int,
+               entry: Restored) -> int:
+    """The depth of a configuration on the search's path that cannot explain the read of
+    ``entry`` (:func:`_explains`), given that the current one (``states``, ``lin``; at
+    depth ``len(stack)``) cannot: that one and every one below it fail, whatever was tried
+    in between (:func:`_unexplained` says why). Found by bisection over the path, checked
+    where found, so that the search backs up there at once: a window that closed hundreds
+    of ops before the rollback that needed it is otherwise undone one depth at a time, each
+    depth trying its other ops first (session ``s2`` of a 16-writer smoke recording: 13,424
+    steps before, 8,694 now).
+    A read not placed at the current depth is not placed above it."""
+    def dead(k: int) -> bool:
+        if k == len(stack):
+            return True
+        return not _explains(stack[k][1], entry, stack[k][0])
+    lo, hi = 0, len(stack)  # hi: cannot explain it; lo: can (the start can: no id taken)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if dead(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int) -> bool:

@@ -1,6 +1,7 @@
 """The frontier search's look-ahead on its own (harness.checker.frontier: ``_restoring``,
-``_unexplained``, ``_may_explain``): which reads and appends only a rollback can explain,
-and when a configuration can no longer explain one.
+``_unexplained``, ``_may_explain``, ``_dead_from``): which reads and appends only a rollback
+can explain, when a configuration can no longer explain one, and from which depth of the
+search's path on none could.
 
 A lazy state is (turns, ids, contents, open windows); contents are (snapshot id, content,
 rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a frozenset)."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.checker.frontier import _may_explain, _restoring, _unexplained
+from harness.checker.frontier import _dead_from, _may_explain, _restoring, _unexplained
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
@@ -124,20 +125,25 @@ def test_a_configuration_is_cut_off_only_when_an_op_changes_what_a_snapshot_may_
     not when it changes nothing about x, nor once the read is placed, nor while one state
     of the set may still explain it."""
     restoring = _restoring(SESSION, BIT)
+
+    def cut(*args: Any) -> tuple[int, int]:  # (the read or append cut off for, its bits)
+        entry = _unexplained(restoring, *args)
+        return (-1, 0) if entry is None else (entry[0], entry[3])
+
     held = state(("x", frozenset({AB}), 1))
     open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
     ending = op(9, "append", 10, 11, "e")
-    assert _unexplained(restoring, ending, (open_x,), (held,), 0, False) == 1
-    assert _unexplained(restoring, op(9, "list", 5, 6), (open_x,), (held,), 0, True) == 1
-    assert _unexplained(restoring, op(9, "rollback", 5, 6, "x"), (held,), (held,), 0, False) == 1
-    assert _unexplained(restoring, op(9, "append", 5, 6, "e"), (open_x,), (held,), 0, False) == 0
-    assert _unexplained(restoring, ending, (held,), (held,), 0, False) == 0  # no window
-    assert _unexplained(restoring, ending, (open_x,), (held,), 1 << 4 | 1 << 5, False) == 0
+    assert cut(ending, (open_x,), (held,), 0, False) == (4, 1)
+    assert cut(op(9, "list", 5, 6), (open_x,), (held,), 0, True) == (4, 1)
+    assert cut(op(9, "rollback", 5, 6, "x"), (held,), (held,), 0, False) == (4, 1)
+    assert cut(op(9, "append", 5, 6, "e"), (open_x,), (held,), 0, False) == (-1, 0)
+    assert cut(ending, (held,), (held,), 0, False) == (-1, 0)  # no window
+    assert cut(ending, (open_x,), (held,), 1 << 4 | 1 << 5, False) == (-1, 0)
     # the read placed, the append of c on (a) still to place: it is the one cut off for
-    assert _unexplained(restoring, ending, (open_x,), (held,), 1 << 4, False) == 1
+    assert cut(ending, (open_x,), (held,), 1 << 4, False) == (5, 1)
     maybe = state(("x", frozenset({A}), 1))
-    assert _unexplained(restoring, ending, (open_x,), frozenset({held, maybe}), 0, False) == 0
-    assert _unexplained(restoring, op(9, "rollback", 5, 6, "y"), (held,), (held,), 0, False) == 0
+    assert cut(ending, (open_x,), frozenset({held, maybe}), 0, False) == (-1, 0)
+    assert cut(op(9, "rollback", 5, 6, "y"), (held,), (held,), 0, False) == (-1, 0)
 
 
 def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
@@ -169,3 +175,25 @@ def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> 
         op(6, "read", 2, 3, None, A),
     ]
     assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2)]}
+
+
+def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
+    """The read of (a) of SESSION, only the rollback to x explaining it, along a path of
+    the search (its stack: placed ops, states): x not taken, then taken with its window
+    open, then closed holding (a, b) and no longer (a), then more ops placed. The first
+    depth that cannot explain the read is the one where x's window closed, however deep
+    the path goes on; at the start or with x's window open, none before the current one."""
+    entry = _restoring(SESSION, BIT)["x"][0]
+    assert entry[0] == 4
+    untaken = state(ids=(), turns=A)
+    open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
+    closed = state(("x", frozenset({AB}), 1))
+    for before in range(1, 6):
+        for after in range(0, 6):
+            path = [untaken] * before + [open_x] + [closed] * after
+            stack = [(0, (s,), [], 0, 0) for s in path]
+            # the first closed one: on the stack, or (after == 0) the current one
+            assert _dead_from(stack, (closed,), 0, entry) == before + 1
+    # a set with one state that may still explain it is not dead
+    stack = [(0, (untaken,), [], 0, 0), (0, (closed, open_x), [], 0, 0), (0, (closed,), [], 0, 0)]
+    assert _dead_from(stack, (closed,), 0, entry) == 2

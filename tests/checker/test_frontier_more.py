@@ -332,7 +332,7 @@ TWO_IDS_BAD = [TWO_IDS[0], op(1, "list", 1, 2, None, frozenset({"z"}))]
         (TWO_IDS_BAD, 2, (False, 5, 1, 1, ())),
         (WINDOW, 1, (True, 17, 0, None, (1, 0, 2, 3))),  # proven another way: a before x
         (WINDOW, 2, (True, 10, 0, None, (0, 1, 2, 3))),
-        (WINDOW_BAD, 1, (None, 18, 3, 3, ())),  # skipped once: no refutation
+        (WINDOW_BAD, 1, (None, 15, 2, 2, ())),  # skipped once: no refutation
         (WINDOW_BAD, 2, (False, 14, 3, 3, ())),
     ],
 )
