@@ -8,9 +8,15 @@ rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a fr
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from harness.checker.frontier import _dead_from, _may_explain, _restoring, _unexplained
+import pytest
+
+import harness.checker.frontier as frontier
+from harness.checker.exact import replays
+from harness.checker.frontier import _dead_from, _may_explain, _restoring, _unexplained, search
+from harness.checker.lazy import certify
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
@@ -188,7 +194,7 @@ def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
     untaken = state(ids=(), turns=A)
     open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
     closed = state(("x", frozenset({AB}), 1))
-    for before in range(1, 6):
+    for before in range(0, 6):  # before = 0: x taken already at depth 0
         for after in range(0, 6):
             path = [untaken] * before + [open_x] + [closed] * after
             stack = [(0, (s,), [], 0, 0) for s in path]
@@ -197,3 +203,60 @@ def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
     # a set with one state that may still explain it is not dead
     stack = [(0, (untaken,), [], 0, 0), (0, (closed, open_x), [], 0, 0), (0, (closed,), [], 0, 0)]
     assert _dead_from(stack, (closed,), 0, entry) == 2
+
+
+T1, T2, T3, T5 = "user\x1fw1:1", "assistant\x1fw0:2", "assistant\x1fw1:3", "user\x1fw0:5"
+#: (a history the brute-force tests draw: ``_tiny(4934, True)``) 1, 2, 3, 5 appended in
+#: turn, a snapshot of unknown outcome that may have made snap4 while they were, an
+#: append no read shows, two rollbacks to snap4, and at the end a read of (1, 2): only a
+#: rollback to snap4 explains it, and only if snap4 was taken on (1, 2)
+BACKED_UP = [
+    op(0, "append", 0, 3, T1, ()),
+    op(1, "append", 2, 6, T2, (T1,)),
+    op(2, "append", 4, 11, T3, (T1, T2)),
+    op(3, "append", 13, 19, T5, (T1, T2, T3)),
+    op(4, "append", 21, 25, "\x00ghost"),
+    op(5, "read", 12, 14, None, (T1, T2, T3)),
+    op(6, "read", 19, 19, None, (T1, T2, T3, T5)),
+    op(7, "read", 30, 31, None, (T1, T2)),
+    op(8, "snapshot?", 8, INF, ("snap4",)),
+    op(9, "rollback", 27, 27, "snap4"),
+    op(10, "rollback", 23, 28, "snap4"),
+    op(11, "list", 15, 17, None, frozenset({"snap4"})),
+    op(12, "list", 32, 34, None, frozenset({"snap4"})),
+]
+#: (``_tiny(802, False)``, scrambled) a read of (2, 3) where no 3 was ever appended: no
+#: linearization
+NO_WAY = [
+    op(0, "append", 7, 10, "assistant\x1fw2:2", ()),
+    op(1, "read", 1, 5, None, ()),
+    op(2, "read", 6, 6, None, ()),
+    op(3, "read", 16, 17, None, ("assistant\x1fw2:2", "user\x1fw0:3")),
+    op(4, "snapshot?", 3, INF, ("snap1",)),
+    op(5, "rollback?", 14, INF, "snap1"),
+    op(6, "list", 18, 20, None, frozenset({"snap1"})),
+]
+
+
+@pytest.mark.parametrize(("ops", "ok", "steps"), [(BACKED_UP, True, 56), (NO_WAY, False, 18)])
+@pytest.mark.parametrize("early", [False, True])
+def test_the_search_backs_up_at_once_past_the_depths_that_cannot_explain_a_read(
+        monkeypatch: pytest.MonkeyPatch, ops: list[ModelOp], ok: bool, steps: int, early: bool) -> None:
+    """Looking ahead from the start, the search cuts off a configuration for a read no
+    rollback can explain any more, finds that the configuration before it could not
+    either, and backs up past more than one depth at once: the verdict is the brute-force
+    oracle's (the proof replays through the eager model), in the steps it took when this
+    was written (18 for the refutation trying early ops first too)."""
+    jumps: list[tuple[int, int]] = []
+
+    def dead_from(stack: Any, states: Any, lin: int, entry: Any) -> int:
+        to = _dead_from(stack, states, lin, entry)
+        jumps.append((len(stack), to))
+        return to
+
+    monkeypatch.setattr(frontier, "_dead_from", dead_from)
+    out = search(ops, time.monotonic() + 10, early=early, ahead=0)
+    assert (out.ok, out.explored) == (ok, steps)
+    assert any(to < depth for depth, to in jumps)
+    if ok:
+        assert replays(certify([ops[k] for k in out.order], out.path))
