@@ -85,9 +85,10 @@ MAX_COVERING = 16
 #: step, cost the smoke recordings of 8-16 writers 10-60% more CPU from the start
 #: (2026-11-28), where most sessions back up a few times at most. After a tenth of a
 #: backup per op, on the recorded sessions of ``tests/checker/data`` (2026-11-28):
-#: ``w8-restored`` 11,009 steps (67,996-73,433 after two per op, with the string hashing), ``w16-s1-c`` 3,385 (9,665),
-#: ``w4-listing`` 8,911 (14,250), none more; the default check of the 24 smoke
-#: recordings, 0.95-1.03x the CPU it took after two per op (all 24 together, 1.00x).
+#: ``w8-restored`` 11,009 steps (67,996-73,433 after two per op, with the process's
+#: string hashing), ``w16-s1-c`` 3,385 (9,665), ``w4-listing`` 8,911 (14,250), none
+#: more; the default check of the 24 smoke recordings, 0.95-1.03x the CPU it took after
+#: two per op (all 24 together, 1.00x).
 LOOKAHEAD_AFTER = 0.1
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
