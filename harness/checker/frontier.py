@@ -258,7 +258,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 if lost is not None:
                     cons |= lost[3]
                     if not _explains(states, lost, lin):  # it was lost before this op
-                        jump = _dead_from(stack, states, lin, lost), lost[3]
+                        jump = _dead_from(stack, lost), lost[3]
                         break
                     continue
             # an observer every state allows (it rules none out); other ops seldom leave
@@ -567,17 +567,16 @@ def _explains(states: States, entry: Restored, lin: int) -> bool:
     return any(_may_explain(s, want, back, lin) for s in states)
 
 
-def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], states: States, lin: int,
-               entry: Restored) -> int:
-    """The depth of a configuration on the search's path that cannot explain the read of
-    ``entry`` (:func:`_explains`), given that the current one (``states``, ``lin``; at
-    depth ``len(stack)``) cannot: that one and every one below it fail, whatever was tried
-    in between (:func:`_unexplained` says why). Found by bisection over the path, checked
-    where found, so that the search backs up there at once: a window that closed hundreds
-    of ops before the rollback that needed it is otherwise undone one depth at a time, each
-    depth trying its other ops first (session ``s2`` of a 16-writer smoke recording,
-    2026-11-28: 13,424 steps without this, 8,694 with it). A read not placed at the
-    current depth is not placed above it."""
+def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], entry: Restored) -> int:
+    """The depth of a configuration on the search's path (``stack``: the placed ops and
+    the states of each) that cannot explain the read of ``entry`` (:func:`_explains`),
+    given that the current one (at depth ``len(stack)``) cannot: that one and every one
+    below it fail, whatever was tried in between (:func:`_unexplained` says why). Found by
+    bisection over the path, checked where found, so that the search backs up there at
+    once: a window that closed hundreds of ops before the rollback that needed it is
+    otherwise undone one depth at a time, each depth trying its other ops first (session
+    ``s2`` of a 16-writer smoke recording, 2026-11-28: 13,424 steps without this, 8,694
+    with it). A read not placed at the current depth is not placed above it."""
     def dead(k: int) -> bool:
         if k == len(stack):
             return True

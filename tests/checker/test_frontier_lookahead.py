@@ -199,10 +199,10 @@ def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
             path = [untaken] * before + [open_x] + [closed] * after
             stack = [(0, (s,), [], 0, 0) for s in path]
             # the first closed one: on the stack, or (after == 0) the current one
-            assert _dead_from(stack, (closed,), 0, entry) == before + 1
+            assert _dead_from(stack, entry) == before + 1
     # a set with one state that may still explain it is not dead
     stack = [(0, (untaken,), [], 0, 0), (0, (closed, open_x), [], 0, 0), (0, (closed,), [], 0, 0)]
-    assert _dead_from(stack, (closed,), 0, entry) == 2
+    assert _dead_from(stack, entry) == 2
 
 
 T1, T2, T3, T5 = "user\x1fw1:1", "assistant\x1fw0:2", "assistant\x1fw1:3", "user\x1fw0:5"
@@ -249,8 +249,8 @@ def test_the_search_backs_up_at_once_past_the_depths_that_cannot_explain_a_read(
     was written (18 for the refutation trying early ops first too)."""
     jumps: list[tuple[int, int]] = []
 
-    def dead_from(stack: Any, states: Any, lin: int, entry: Any) -> int:
-        to = _dead_from(stack, states, lin, entry)
+    def dead_from(stack: Any, entry: Any) -> int:
+        to = _dead_from(stack, entry)
         jumps.append((len(stack), to))
         return to
 
