@@ -29,7 +29,7 @@ from harness.checker.jit import begin as begin_jit
 from harness.checker.lazy import certify
 from harness.checker.linearize import Outcome, Run, advance, linearize, resume, stop
 from harness.checker.linearize import begin as begin_eager
-from harness.checker.model import GHOST, INIT, ModelOp, step
+from harness.checker.model import GHOST, INIT, ModelOp, new_op, step
 from harness.checker.ops import INF, NEG, SessionOps, describe, group_by_session, short
 from harness.checker.plain import prove
 from harness.checker.result import CheckResult
@@ -504,7 +504,7 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     reported to ``found`` and left out. Raises ``_Unmodelled`` for an op that may have taken
     effect but whose value breaks the history's format (the verdict is then unknown)."""
     # (kind, lo, hi, arg, out, inv, comp): plain tuples here, each made a ModelOp once
-    # by _tighten (a frozen dataclass costs a µs to build, and sessions have thousands)
+    # by _tighten (:func:`~harness.checker.model.new_op`: sessions have thousands)
     ops: list[_Raw] = []
 
     def add(kind: str, inv: Event, comp: Event | None, hi: int, arg: Any = None,
@@ -622,7 +622,7 @@ def _tighten(ops: list[_Raw], unexplained: tuple[str, ...],
             kind = "snapshot-id"
         elif kind == "read":
             arg = None
-        out.append(ModelOp(len(out), kind, lo, hi, arg, got, inv, comp))
+        out.append(new_op(len(out), kind, lo, hi, arg, got, inv, comp))
     return out
 
 

@@ -697,7 +697,7 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
             (before,) = layers[i]
         else:
             for before in layers[i]:  # any will do: the path is a proof's, replayed, not shown
-                if any(_fits(s2, after, need) for s2 in step(before, op)):
+                if any(_fits(s2, after, need, found_in) for s2 in step(before, op)):
                     break
             else:  # pragma: no cover - every state of a merged set is on some run
                 raise AssertionError("no state before a merged one")
@@ -719,17 +719,22 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
     return tuple(reversed(path))
 
 
-def _fits(s: Any, merged: Any, need: dict[str, Any]) -> bool:
+def _fits(s: Any, merged: Any, need: dict[str, Any], found_in: dict[str, Any]) -> bool:
     """Whether state ``s`` is one of those ``merged`` stands for and holds the contents
-    ``need`` asks for (snapshot id -> content)."""
+    ``need`` asks for (snapshot id -> content; ``found_in``: candidates known to hold it)."""
     if s[0] != merged[0] or s[1] != merged[1] or s[3] != merged[3] or len(s[2]) != len(merged[2]):
         return False
-    for (sid, c, n), (msid, mc, mn) in zip(s[2], merged[2], strict=True):
-        if sid != msid or n != mn:
-            return False
-        if c.__class__ is frozenset:
-            if not c <= mc or (sid in need and need[sid] not in c):
+    for e, m in zip(s[2], merged[2], strict=True):
+        c = e[1]
+        if e is not m:  # (most entries are the very objects: states stepped from one)
+            if e[0] != m[0] or e[2] != m[2]:
                 return False
-        elif c != mc:
+            if c.__class__ is frozenset:
+                if not c <= m[1]:
+                    return False
+            elif c != m[1]:
+                return False
+        if (c.__class__ is frozenset and e[0] in need and c is not found_in.get(e[0])
+                and need[e[0]] not in c):
             return False
     return True

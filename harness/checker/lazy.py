@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import is_not
 from typing import Any
 
 from harness.checker.model import GHOST, ModelOp
@@ -191,11 +193,11 @@ def _merge_group(group: list[LazyState]) -> list[LazyState]:
     # the places where some state's entry differs from the first's (most entries are the
     # very objects the first holds: states stepped from one state share them)
     differ: set[int] = set()
+    places = range(len(first))
     for s in group:
         c = s[2]
-        if c is not first:
-            differ.update([p for p, a, b in zip(range(len(c)), first, c, strict=True)
-                           if a is not b and a != b])
+        if c is not first:  # the entries that are other objects, found at C speed
+            differ.update([p for p in compress(places, map(is_not, first, c)) if first[p] != c[p]])
     vary = sorted(differ)
     if len(group) * len(vary) > MERGE_WORK:
         return group  # merging is a saving, not a duty: not at any cost

@@ -22,7 +22,7 @@ from typing import Any
 
 from harness.history import Event
 
-__all__ = ["GHOST", "INIT", "OP_KINDS", "ModelOp", "State", "step"]
+__all__ = ["GHOST", "INIT", "OP_KINDS", "ModelOp", "State", "new_op", "step"]
 
 Turns = tuple[str, ...]
 Snaps = tuple[tuple[str, Turns], ...]
@@ -60,6 +60,31 @@ class ModelOp:
     out: Any = None
     inv: Event | None = None
     comp: Event | None = None
+
+
+_new = object.__new__
+_set_id, _set_kind, _set_lo, _set_hi, _set_arg, _set_out, _set_inv, _set_comp = (
+    ModelOp.id.__set__, ModelOp.kind.__set__, ModelOp.lo.__set__,  # type: ignore[attr-defined]
+    ModelOp.hi.__set__, ModelOp.arg.__set__, ModelOp.out.__set__,  # type: ignore[attr-defined]
+    ModelOp.inv.__set__, ModelOp.comp.__set__)  # type: ignore[attr-defined]
+
+
+def new_op(id: int, kind: str, lo: int, hi: int, arg: Any, out: Any, inv: Event | None,
+           comp: Event | None) -> ModelOp:
+    """``ModelOp(id, kind, lo, hi, arg, out, inv, comp)``, the same object, made in half
+    the time: its slots set directly, where a frozen dataclass's ``__init__`` sets each
+    field through ``object.__setattr__`` (0.33 against 0.62 µs here; a session has
+    thousands of ops, each made once)."""
+    op = _new(ModelOp)
+    _set_id(op, id)
+    _set_kind(op, kind)
+    _set_lo(op, lo)
+    _set_hi(op, hi)
+    _set_arg(op, arg)
+    _set_out(op, out)
+    _set_inv(op, inv)
+    _set_comp(op, comp)
+    return op
 
 
 def _get(snaps: Snaps, sid: str) -> Turns | None:

@@ -46,7 +46,7 @@ def proven(ops: list[ModelOp], early: bool = False) -> Outcome:
     step = make_step(ops)
     assert len(out.path) == len(out.order) + 1 and out.path[0] == LAZY_INIT
     for n, before, after in zip(out.order, out.path, out.path[1:], strict=False):
-        assert any(_fits(s, after, {}) for s in step(before, ops[n]))
+        assert any(_fits(s, after, {}, {}) for s in step(before, ops[n]))
     assert replays(certify([ops[n] for n in out.order], out.path))
     assert (out.stuck, out.state, out.depth) == (None, None, 0)
     return out

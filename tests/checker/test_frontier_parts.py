@@ -99,22 +99,28 @@ def test_only_the_last_failed_contents_per_key_are_kept() -> None:
 
 def test_a_state_fits_a_merged_one_it_is_part_of() -> None:
     merged = state(("x", cands(A, B), 1), ("y", C, 1))
-    assert _fits(merged, merged, {})
-    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {})
-    assert not _fits(state(("x", cands(A, C), 1), ("y", C, 1)), merged, {})  # a candidate more
-    assert not _fits(state(("x", cands(A), 1), ("y", A, 1)), merged, {})  # fixed, differs
-    assert not _fits(state(("x", cands(A), 2), ("y", C, 1)), merged, {})  # rollbacks left
-    assert not _fits(state(("x", cands(A), 1)), merged, {})  # a snapshot fewer
-    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), turns=B), merged, {})
-    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), open_=(("x", 3),)), merged, {})
+    assert _fits(merged, merged, {}, {})
+    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {}, {})
+    assert not _fits(state(("x", cands(A, C), 1), ("y", C, 1)), merged, {}, {})  # a candidate more
+    assert not _fits(state(("x", cands(A), 1), ("y", A, 1)), merged, {}, {})  # fixed, differs
+    assert not _fits(state(("x", cands(A), 2), ("y", C, 1)), merged, {}, {})  # rollbacks left
+    assert not _fits(state(("x", cands(A), 1)), merged, {}, {})  # a snapshot fewer
+    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), turns=B), merged, {}, {})
+    assert not _fits(state(("x", cands(A), 1), ("y", C, 1), open_=(("x", 3),)), merged, {}, {})
     wrong_ids = (A, frozenset({"x", "y", "z"}), merged[2], ())
-    assert not _fits(wrong_ids, merged, {})
+    assert not _fits(wrong_ids, merged, {}, {})
     renamed = (A, merged[1], (("w", cands(A), 1), ("y", C, 1)), ())
-    assert not _fits(renamed, merged, {})
+    assert not _fits(renamed, merged, {}, {})
     # what a later rollback restored must be among its candidates
-    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {"x": A})
-    assert not _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"x": A})
-    assert _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"z": A})  # not one of its
+    assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {"x": A}, {})
+    assert not _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"x": A}, {})
+    assert _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"z": A}, {})  # not one of its
+    # ... also where the entry is the merged state's own object
+    assert not _fits(merged, merged, {"x": C}, {})
+    # candidates the way back found it in already are taken at their word, not looked in
+    # again (hashing a content of hundreds of turns each time)
+    assert _fits(merged, merged, {"x": C}, {"x": merged[2][0][1]})
+    assert not _fits(merged, merged, {"x": C}, {"x": cands(A, B)})  # an equal set, another object
 
 
 def _window_then_rollback(shown: list[str]) -> list[Any]:
