@@ -17,7 +17,9 @@ later op can see but a listing, which it could only contradict: "never" covers b
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from harness.history import Event
@@ -88,14 +90,17 @@ def new_op(id: int, kind: str, lo: int, hi: int, arg: Any, out: Any, inv: Event 
 
 
 def _get(snaps: Snaps, sid: str) -> Turns | None:
-    for k, v in snaps:
-        if k == sid:
-            return v
-    return None
+    # snapshots are sorted by id, and ids are unique: (sid,) sorts just before (sid, turns)
+    i = bisect_left(snaps, (sid,))
+    return snaps[i][1] if i < len(snaps) and snaps[i][0] == sid else None
 
 
 def _put(snaps: Snaps, sid: str, turns: Turns) -> Snaps:
-    return tuple(sorted((*snaps, (sid, turns))))
+    i = bisect_left(snaps, (sid,))
+    return (*snaps[:i], (sid, turns), *snaps[i:])
+
+
+_ids = itemgetter(0)
 
 
 def step(state: State, op: ModelOp) -> list[State]:
@@ -115,7 +120,7 @@ def step(state: State, op: ModelOp) -> list[State]:
     if kind == "snapshot?":
         return [(turns, _put(snaps, sid, turns)) for sid in op.arg if _get(snaps, sid) is None]
     if kind == "list":
-        return [state] if frozenset(k for k, _ in snaps) == op.out else []
+        return [state] if frozenset(map(_ids, snaps)) == op.out else []
     target = _get(snaps, op.arg)
     if kind == "rollback":
         return [] if target is None else [(target, snaps)]
