@@ -193,18 +193,21 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
 
     def candidates(lin: int) -> list[int]:
         """The pending ops no pending op must precede, earliest completion first."""
+        # every op walked was invoked by the earliest completion among them (``m`` only
+        # falls to a completion, which is no earlier than its own invocation, and that no
+        # earlier than the invocation of any op walked before it)
         m = INF
-        walked = []  # positions in by_lo
+        free = ~lin
+        out = []
         k = nxt_of[end]
         while k != end:
             if lo_at[k] > m:
                 break
-            walked.append(k)
+            if not needs_at[k] & free:
+                out.append(by_lo[k])
             if hi_at[k] < m:
                 m = hi_at[k]
             k = nxt_of[k]
-        free = ~lin
-        out = [by_lo[k] for k in walked if lo_at[k] <= m and not (needs_at[k] & free)]
         if len(out) > 1:
             out.sort(key=try_key.__getitem__)
             if ghosts:
