@@ -179,16 +179,20 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     lo_at, hi_at, needs_at = [lo[n] for n in by_lo], [hi[n] for n in by_lo], [needs[n] for n in by_lo]
     nxt_of = [*range(1, end + 1), 0]
     prv_of = [end, *range(end)]
-    # the deepest dead end so far: (ops placed, the op it could not place, its states);
-    # made an Outcome only at the end (picking one state of a set is costly)
-    best: tuple[int, ModelOp | None, States] = (-1, None, start)
+    # the deepest dead end so far: (number of ops placed, those ops, its states); made
+    # an Outcome only at the end (the op it could not place is looked for among the ops
+    # left, hundreds, and picking one state of a set is costly)
+    best: tuple[int, int, States] = (-1, 0, start)
     steps = 0
     skipped = False  # a configuration was too big to explore: no refutation
 
     def outcome(ok: bool | None) -> Outcome:
-        depth, stuck, states = best
+        depth, placed, states = best
         if depth < 0:
             return Outcome(ok, explored=steps)
+        # the op it could not place: the earliest completion among those left
+        left = [n for n in range(len(ops)) if hi[n] != INF and not placed >> n & 1]
+        stuck = ops[min(left, key=lambda n: (hi[n], n))] if left else None
         return Outcome(ok, stuck, _one(states), depth, steps)
 
     def candidates(lin: int) -> list[int]:
@@ -308,14 +312,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         if moved:
             continue
         if len(placed_order) >= best[0]:
-            pend = []
-            k = nxt_of[end]
-            while k != end:
-                if hi[by_lo[k]] != INF:
-                    pend.append(by_lo[k])
-                k = nxt_of[k]
-            stuck = min(pend, key=lambda n: (hi[n], n)) if pend else None
-            best = (len(placed_order), ops[stuck] if stuck is not None else None, states)
+            best = (len(placed_order), lin, states)
         if jump is not None:
             # a read no configuration from depth ``to`` on can explain: back up to the
             # one before it at once, each on the way failed for that read's reasons

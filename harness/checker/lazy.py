@@ -114,7 +114,7 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
             if op.out is not None and turns != op.out:
                 return []
             new = DIRTY if op.arg == GHOST or turns == DIRTY else (*turns, op.arg)
-            return [(new, ids, _grow(contents, open_, new), open_)]
+            return [(new, ids, _grow(contents, open_, new) if open_ else contents, open_)]
         if kind == "read":  # the same state object when nothing changed: searches keep one copy
             if turns != op.out:
                 return []
