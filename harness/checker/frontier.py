@@ -691,7 +691,10 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
     # the candidates (an immutable set) each needed content was last found among: the same
     # object again holds it still, without hashing the content (hundreds of turns) anew
     found_in: dict[str, Any] = {}
-    for i in range(len(order) - 1, -1, -1):
+    # below the first set of several states each state is the only one: what the way back
+    # asks of it cannot change which (most proofs hold no such set)
+    first = next((i for i, x in enumerate(layers) if len(x) > 1), len(layers) - 1)
+    for i in range(len(order) - 1, first - 1, -1):
         op = order[i]
         if len(layers[i]) == 1:  # the common case: the one state before steps to ``after``
             (before,) = layers[i]
@@ -716,6 +719,7 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
             kept[op.arg] = path[-2][0]  # what this rollback restored was a candidate before it
             found_in.pop(op.arg, None)  # another content: not known to be in any set yet
         need = kept
+    path.extend(s for (s,) in reversed(layers[:first]))
     return tuple(reversed(path))
 
 
