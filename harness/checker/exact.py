@@ -206,12 +206,16 @@ SEARCH_MEMORY_MB = 400
 
 
 #: Past this mean number of ops pending at an invocation (the op itself included), the
-#: lazy walk's short try is skipped and the frontier search's first steps come at once:
-#: over 24 smoke recordings of 2-16 writers (2026-11-26), walk then frontier cost 4.05 s
-#: of CPU in all at 1.4 and 5.00 s at 2.0 (the walk proves most sessions of 2-4 writers,
-#: and fails on most of 16 writers even where they overlap little); the generated
-#: nightly mix of 32 processes, at 1.5-1.8, loses a little by it (2.40x to 2.81x).
-QUICK_MAX_OVERLAP = 1.4
+#: lazy walk's short try is skipped and the frontier search's first steps come at once.
+#: Over the sessions of 24 smoke recordings of 2-16 writers (2026-11-28, night; each
+#: session the walk and then the frontier search where it fails, against the frontier
+#: search alone, the least of 3 wall times): below 1.2 the walk first is the quicker
+#: (263 sessions: 194 ms against 217), from 1.2 to 1.4 the frontier search alone (103
+#: sessions: 180 ms against 249), past 1.4 by far (234: 1.8 s against 1.0). (On
+#: 2026-11-26, with a slower frontier search, the cut was 1.4: 4.05 s of CPU in all
+#: against 5.00 s at 2.0.) The generated nightly mix of 32 processes, at 1.5-1.8, loses
+#: a little by it (2.40x to 2.81x the fast rules' time, measured with the cut at 1.4).
+QUICK_MAX_OVERLAP = 1.2
 
 
 def _quick_walk(ops: Sequence[ModelOp], deadline: float) -> Outcome:

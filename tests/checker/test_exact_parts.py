@@ -681,15 +681,16 @@ def test_prove_first_runs_the_frontier_search_where_the_walk_does_not_decide(mon
 
 
 def _overlapping() -> H:
-    """a; b (30-80) across c (40-50) and d (60-70); a read of (a, b, c, d): ops pending at
-    the invocations 1, 1, 2, 2, 1, a mean of exactly QUICK_MAX_OVERLAP (1.4)."""
+    """a, b, c, d, e, f; g (appended across h and i); a read of all: ops pending at the
+    invocations 1 (six times), 1, 2, 2, 1, a mean of exactly QUICK_MAX_OVERLAP (1.2)."""
     h = H()
-    h.append(0, "s", "a")
-    h.inv(1, "append", "s", "b")
-    h.append(0, "s", "c")
-    h.append(0, "s", "d")
+    for tok in "abcdef":
+        h.append(0, "s", tok)
+    h.inv(1, "append", "s", "g")
+    for tok in "hi":
+        h.append(0, "s", tok)
     h.ok(1)
-    h.read(2, "s", ["a", "b", "c", "d"])
+    h.read(2, "s", [*"abcdefghi"])
     return h
 
 
@@ -711,13 +712,13 @@ def test_the_walk_is_tried_up_to_its_overlap_with_its_steps(monkeypatch: pytest.
     exact._quick_walk(ops, far)
     many = [op(n, "read", 2 * n, 2 * n + 1, None, ()) for n in range(5000)]
     exact._quick_walk(many, far)
-    assert calls == [(5, far, 2 * 5 + 256, True), (5000, far, exact.QUICK_STEPS, True)]
+    assert calls == [(10, far, 2 * 10 + 256, True), (5000, far, exact.QUICK_STEPS, True)]
     # one more op pending: skipped
     h = _overlapping()
     h.inv(3, "read", "s")
     h.inv(4, "read", "s")
-    h.ok(3, ["a", "b", "c", "d"])
-    h.ok(4, ["a", "b", "c", "d"])
+    h.ok(3, [*"abcdefghi"])
+    h.ok(4, [*"abcdefghi"])
     ops = session_ops(_one(h), Evidence())
     assert exact._overlap(ops) > exact.QUICK_MAX_OVERLAP
     assert exact._quick_walk(ops, far) == Outcome(None)
