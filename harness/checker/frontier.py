@@ -53,6 +53,7 @@ back the contents that later rollbacks restore.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import chain
 from collections.abc import Sequence
 from typing import Any
 
@@ -700,7 +701,11 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
         if len(layers[i]) == 1:  # the common case: the one state before steps to ``after``
             (before,) = layers[i]
         else:
-            for before in layers[i]:  # any will do: the path is a proof's, replayed, not shown
+            # any will do (the path is a proof's, replayed, not shown); first one whose
+            # contents are the very object ``after`` holds (the op left them as they were:
+            # most often the one, and it fits without comparing its contents)
+            layer = layers[i]
+            for before in chain([b for b in layer if b[2] is after[2]], layer):
                 if any(_fits(s2, after, need, found_in) for s2 in step(before, op)):
                     break
             else:  # pragma: no cover - every state of a merged set is on some run
@@ -729,17 +734,20 @@ def _fits(s: Any, merged: Any, need: dict[str, Any], found_in: dict[str, Any]) -
     ``need`` asks for (snapshot id -> content; ``found_in``: candidates known to hold it)."""
     if s[0] != merged[0] or s[1] != merged[1] or s[3] != merged[3] or len(s[2]) != len(merged[2]):
         return False
-    for e, m in zip(s[2], merged[2], strict=True):
-        c = e[1]
-        if e is not m:  # (most entries are the very objects: states stepped from one)
-            if e[0] != m[0] or e[2] != m[2]:
-                return False
-            if c.__class__ is frozenset:
-                if not c <= m[1]:
+    if s[2] is not merged[2]:
+        for e, m in zip(s[2], merged[2], strict=True):
+            if e is not m:  # (most entries are the very objects: states stepped from one)
+                c = e[1]
+                if e[0] != m[0] or e[2] != m[2]:
                     return False
-            elif c != m[1]:
+                if c.__class__ is frozenset:
+                    if not c <= m[1]:
+                        return False
+                elif c != m[1]:
+                    return False
+    if need:
+        for sid, c, _ in s[2]:
+            if (c.__class__ is frozenset and sid in need and c is not found_in.get(sid)
+                    and need[sid] not in c):
                 return False
-        if (c.__class__ is frozenset and e[0] in need and c is not found_in.get(e[0])
-                and need[e[0]] not in c):
-            return False
     return True

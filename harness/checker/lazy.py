@@ -201,6 +201,8 @@ def _merge_group(group: list[LazyState]) -> list[LazyState]:
     vary = sorted(differ)
     if len(group) * len(vary) > MERGE_WORK:
         return group  # merging is a saving, not a duty: not at any cost
+    if len(group) == 2 and len(vary) > 1:
+        return group  # two states two snapshots apart (the usual pair kept: correlated choices)
     if not vary or any(s[2][p][0] != first[p][0] or s[2][p][2] != first[p][2]
                        or s[2][p][1].__class__ is not frozenset for s in group for p in vary):
         return group  # other snapshots or fixed contents: not one choice apart
