@@ -493,7 +493,8 @@ def replays(order: Sequence[ModelOp]) -> bool:
     for op in order:
         if op.hi < latest:
             return False
-        latest = max(latest, op.lo)
+        if op.lo > latest:
+            latest = op.lo
         if len(states) == 1:  # the common case, without the merging
             states = step(states[0], op)
         else:

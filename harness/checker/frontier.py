@@ -125,9 +125,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     ``ahead``: backups per op after which it looks ahead (:data:`LOOKAHEAD_AFTER`, the
     default; 0: from the start)."""
     step = make_step(ops)
-    by_lo = sorted(range(len(ops)), key=lambda n: (ops[n].lo, ops[n].hi, n))
     lo = [o.lo for o in ops]
     hi = [o.hi for o in ops]
+    by_lo = [n for _, _, n in sorted(zip(lo, hi, range(len(ops))))]
     observer = [o.kind in OBSERVERS for o in ops]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first
