@@ -53,8 +53,8 @@ back the contents that later rollbacks restore.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import chain
 from collections.abc import Sequence
+from itertools import chain
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge, rank
@@ -127,7 +127,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     step = make_step(ops)
     lo = [o.lo for o in ops]
     hi = [o.hi for o in ops]
-    by_lo = [n for _, _, n in sorted(zip(lo, hi, range(len(ops))))]
+    by_lo = [n for _, _, n in sorted(zip(lo, hi, range(len(ops)), strict=True))]
     observer = [o.kind in OBSERVERS for o in ops]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first

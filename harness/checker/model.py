@@ -18,7 +18,7 @@ later op can see but a listing, which it could only contradict: "never" covers b
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from operator import itemgetter
 from typing import Any
 
@@ -65,10 +65,9 @@ class ModelOp:
 
 
 _new = object.__new__
+# each field's slot, set directly (the descriptors of the dataclass's __slots__, in order)
 _set_id, _set_kind, _set_lo, _set_hi, _set_arg, _set_out, _set_inv, _set_comp = (
-    ModelOp.id.__set__, ModelOp.kind.__set__, ModelOp.lo.__set__,  # type: ignore[attr-defined]
-    ModelOp.hi.__set__, ModelOp.arg.__set__, ModelOp.out.__set__,  # type: ignore[attr-defined]
-    ModelOp.inv.__set__, ModelOp.comp.__set__)  # type: ignore[attr-defined]
+    vars(ModelOp)[f.name].__set__ for f in fields(ModelOp))
 
 
 def new_op(id: int, kind: str, lo: int, hi: int, arg: Any, out: Any, inv: Event | None,
