@@ -41,7 +41,7 @@ Five reductions, each exact:
   needs the snapshot such a rollback restores to hold its list: a configuration in whose
   every state those snapshots' windows have closed without it is not explored
   (:func:`_unexplained`; looked at once the search has backed up a tenth of a time per
-  op, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins
+  op or 20 times, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default check begins
   for a session its first steps did not decide); the search then backs up at once to the
   first configuration on its path that could not explain it either
   (:func:`_dead_from`).
@@ -54,7 +54,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import chain
+from itertools import accumulate, chain
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge, rank
@@ -91,6 +91,16 @@ MAX_COVERING = 16
 #: more; the default check of the 24 smoke recordings, 0.95-1.03x the CPU it took after
 #: two per op (all 24 together, 1.00x).
 LOOKAHEAD_AFTER = 0.1
+#: ... or after this many backups, whichever comes first (the default only; an ``ahead``
+#: given is per op alone). Sessions of a thousand ops and more waited for a hundred
+#: backups: on the 12 smoke recordings of 16 writers of 2026-11-29, two sessions of 1,331
+#: and 1,369 ops took 17,597 and 19,503 steps (0.11-0.13 s each) that way, 5,468 and 7,715
+#: looking ahead after 20 backups; the frontier search of every session of those
+#: recordings together, 0.84-0.89x the CPU over three runs (after 5, 10 or 20 backups:
+#: within 2% of each other; after 50, 0.95x), of the 12 recordings of 8 writers 0.97x. On
+#: ``tests/checker/data``: ``w8-restored`` 6,726 steps (11,009 after a tenth per op),
+#: ``w16-s1-c`` 2,610 (3,385), ``w16-s1-a`` 2,957 (3,990), none more.
+LOOKAHEAD_MAX = 20
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
 #: in a set hashes its turns, hundreds of them), several as a frozenset.
@@ -122,8 +132,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     12 ms, whose content the next rollback overwrote at once: 136,000 steps this way,
     281,000 the other; another session: 13,000 the other way, not 300,000 this way).
 
-    ``ahead``: backups per op after which it looks ahead (:data:`LOOKAHEAD_AFTER`, the
-    default; 0: from the start)."""
+    ``ahead``: backups per op after which it looks ahead (0: from the start; None, the
+    default: :data:`LOOKAHEAD_AFTER` per op or :data:`LOOKAHEAD_MAX` in all, the fewer)."""
     step = make_step(ops)
     lo = [o.lo for o in ops]
     hi = [o.hi for o in ops]
@@ -159,8 +169,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # the reads (and appends) only a rollback can explain, by the snapshots it may
     # restore: looked for once the search has backed up often enough (``ahead``)
     backups = 0
-    ahead = LOOKAHEAD_AFTER if ahead is None else ahead
-    restoring = _restoring(ops, bit) if ahead <= 0 else None
+    look_at = min(LOOKAHEAD_AFTER * len(ops), LOOKAHEAD_MAX) if ahead is None else ahead * len(ops)
+    restoring = _restoring(ops, bit) if look_at <= 0 else None
     cons = 0
     start: States = (LAZY_INIT,)
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that
@@ -257,7 +267,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 steps += len(nxt)
                 continue
             work = len(nxt)
-            if work > 1:  # one state per snapshot's choices, not one per combination
+            if work > 1 and len(states) > 1:
+                # one state per snapshot's choices, not one per combination (the states
+                # one state steps to differ in their turns or their ids: none merge)
                 nxt = merge(nxt)  # type: ignore[arg-type]
             if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
                 nxt = tuple(nxt)
@@ -336,7 +348,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
         visited.setdefault(lin, {})[states] = cons
         backups += 1
-        if restoring is None and backups >= ahead * len(ops):
+        if restoring is None and backups >= look_at:
             restoring = _restoring(ops, bit)
         lin, states, todo, done, up = stack.pop()
         cons |= up
@@ -481,54 +493,53 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     placed adds the read's last turn, the turns were set by one of the rollbacks so
     placed, and the snapshot it restored held the read's list (:func:`_unexplained`).
     Reads of an empty list are left out (the start of the session holds one too)."""
-    setters = [n for n, o in enumerate(ops) if o.kind == "append" or o.kind in ROLLBACKS]
-    done = sorted((ops[n].hi, ops[n].lo) for n in setters if ops[n].hi != INF)
+    kind, lo, hi, arg = ([getattr(o, f) for o in ops] for f in ("kind", "lo", "hi", "arg"))
+    setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
+    done = sorted([(hi[n], lo[n]) for n in setters if hi[n] != INF])
     his = [h for h, _ in done]
-    latest = []  # the latest invocation among the acknowledged setters so far, by return
-    m = NEG
-    for _, lo in done:
-        m = max(m, lo)
-        latest.append(m)
+    # the latest invocation among the acknowledged setters so far, by return
+    latest = list(accumulate([x for _, x in done], max))
     # the append of each turn appended once (most reads show the turn appended just
     # before: that append may have set them, which is settled without looking further)
     appender: dict[str, int] = {}
     for n in setters:
-        if ops[n].kind == "append":
-            appender[ops[n].arg] = -1 if ops[n].arg in appender else n
+        if kind[n] == "append":
+            appender[arg[n]] = -1 if arg[n] in appender else n
     # a sweep over the reads by invocation: the setters invoked by then are taken in,
     # and those returned before the latest invocation of a setter that returned before
     # the read began are dropped for good (that bound only grows), so each read looks at
-    # the few ops around it, not at every op of the session
-    by_lo = sorted(setters, key=lambda n: (ops[n].lo, n))
+    # the few ops around it, not at every op of the session (sorts are stable: ties
+    # stay in the order of the ops)
+    by_lo = sorted(setters, key=lo.__getitem__)
     taken = 0
     near_by: list[int] = []
     reach = NEG  # the latest return among the reads so far: setters invoked by then are in
     out: dict[str, list[Restored]] = {}
-    for r in sorted(range(len(ops)), key=lambda n: (ops[n].lo, n)):
-        o = ops[r]
-        if not o.out or (o.kind != "read" and o.kind != "append"):
-            continue  # (an append's ``out``: the turns it must be applied to)
-        j = bisect_left(his, o.lo)  # the setters that returned before the read began
+    showing = [n for n, o in enumerate(ops) if o.out and (kind[n] == "read" or kind[n] == "append")]
+    for r in sorted(showing, key=lo.__getitem__):
+        want = ops[r].out
+        j = bisect_left(his, lo[r])  # the setters that returned before the read began
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        reach = max(reach, o.hi)
-        last = o.out[-1]
+        if hi[r] > reach:
+            reach = hi[r]
+        last = want[-1]
         a = appender.get(last, -1)
-        if a >= 0 and ops[a].lo <= o.hi and ops[a].hi >= after:
+        if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
-        while taken < len(by_lo) and ops[by_lo[taken]].lo <= reach:
+        while taken < len(by_lo) and lo[by_lo[taken]] <= reach:
             near_by.append(by_lo[taken])
             taken += 1
-        near_by = [n for n in near_by if ops[n].hi >= after]
-        near = [n for n in near_by if ops[n].lo <= o.hi and n != r]
-        if any(ops[n].kind == "append" and ops[n].arg == last for n in near):
+        near_by = [n for n in near_by if hi[n] >= after]
+        near = [n for n in near_by if lo[n] <= hi[r] and n != r]
+        if any(kind[n] == "append" and arg[n] == last for n in near):
             continue  # an append may have set it
-        back = tuple((n, ops[n].arg) for n in near if ops[n].kind in ROLLBACKS)
+        back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
         if not back:
             continue  # nothing explains it: the search finds that out on its own
         mask = 0
         for _, sid in back:
             mask |= bit[sid]
-        entry = (r, o.out, back, mask)
+        entry = (r, want, back, mask)
         for sid in {sid for _, sid in back}:
             out.setdefault(sid, []).append(entry)
     return out
@@ -690,8 +701,9 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
     after = _one(layers[-1])
     path = [after]
     need: dict[str, Any] = {}
-    # the candidates (an immutable set) each needed content was last found among: the same
-    # object again holds it still, without hashing the content (hundreds of turns) anew
+    # the candidates (an immutable set) each needed content is among, in the state after
+    # the one looked at: the same object again holds it still, without hashing the
+    # content (hundreds of turns) anew
     found_in: dict[str, Any] = {}
     # below the first set of several states each state is the only one: what the way back
     # asks of it cannot change which (most proofs hold no such set)
@@ -711,20 +723,30 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
             else:  # pragma: no cover - every state of a merged set is on some run
                 raise AssertionError("no state before a merged one")
         path.append(before)
+        now, was = before[2], after[2]
         after = before
-        if op.kind not in ROLLBACKS and (not need or before[2] is path[-2][2]):
+        if op.kind not in ROLLBACKS and (not need or now is was):
             continue  # nothing asked of the state before, or its candidates are the same
-        kept = {}
-        cands = {sid: c for sid, c, _ in before[2]}
-        for sid, c in need.items():
-            got = cands.get(sid, ())
-            if got is found_in.get(sid) or c in got:
-                kept[sid] = c  # it was already a candidate: look further back
-                found_in[sid] = got
-        if op.kind in ROLLBACKS and isinstance(cands.get(op.arg), frozenset):
-            kept[op.arg] = path[-2][0]  # what this rollback restored was a candidate before it
-            found_in.pop(op.arg, None)  # another content: not known to be in any set yet
-        need = kept
+        if need:
+            # each needed content is in the candidates ``found_in`` names, the state
+            # after's: only entries that are other objects here can lack it
+            if len(now) == len(was):  # the same snapshots (an op adds or drops one)
+                diff = [e for e, a in zip(now, was, strict=True) if e is not a]
+            else:
+                held = {e[0] for e in now}
+                for sid in [sid for sid in need if sid not in held]:
+                    del need[sid], found_in[sid]
+                diff = now
+            for sid, got, _ in diff:
+                if sid in need and got is not found_in[sid]:
+                    if need[sid] in got:  # it was already a candidate: look further back
+                        found_in[sid] = got
+                    else:
+                        del need[sid], found_in[sid]
+        if op.kind in ROLLBACKS:
+            got = next((c for sid, c, _ in now if sid == op.arg), None)
+            if got.__class__ is frozenset:  # what it restored was a candidate before it
+                need[op.arg], found_in[op.arg] = path[-2][0], got
     path.extend(s for (s,) in reversed(layers[:first]))
     return tuple(reversed(path))
 
