@@ -348,13 +348,21 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
         visited.setdefault(lin, {})[states] = cons
         backups += 1
-        if restoring is None and backups >= look_at:
+        fresh = restoring is None and backups >= look_at
+        if fresh:
             restoring = _restoring(ops, bit)
         lin, states, todo, done, up = stack.pop()
         cons |= up
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k
         prv_of[nxt_of[k]] = k
+        if fresh:
+            # the path was built without looking ahead: a read it already left no way
+            # to explain sends the search back at once to where that began
+            lost = _stranded(restoring, states, lin)  # type: ignore[arg-type]
+            if lost is not None:
+                jump = _dead_from(stack, lost), lost[3]
+                todo = []
 
 
 def _covered(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) -> int | None:
@@ -568,6 +576,17 @@ def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: Stat
     for sid in sorted(changed):  # (a set's order varies between runs: the steps would)
         for entry in restoring.get(sid, ()):
             if not lin >> entry[0] & 1 and not _explains(after, entry, lin):
+                return entry
+    return None
+
+
+def _stranded(restoring: dict[str, list[Restored]], states: States, lin: int) -> Restored | None:
+    """A read of ``restoring`` not placed (``lin``) that no state of ``states`` may still
+    explain (:func:`_explains`), else None: :func:`_unexplained` over every read, for a
+    configuration reached without looking."""
+    for sid in sorted(restoring):
+        for entry in restoring[sid]:
+            if not lin >> entry[0] & 1 and not _explains(states, entry, lin):
                 return entry
     return None
 

@@ -30,6 +30,12 @@ reads whose turns only a rollback can have set, to a snapshot whose window had t
 them hundreds of ops before; neither order of the frontier search decided it in 30 s
 (750,000 steps or more) until it looked ahead at those (``frontier._unexplained``).
 
+``w32-s1`` is session ``s1`` of a recording of ``--workers 32 --ops 200 --seed 2``
+(2026-11-29; 2,178 ops, 167 rollbacks, 8.0 ops pending at an invocation), its events
+renumbered: the search tried two overlapping rollbacks in the wrong order where ops that
+ran for 100-190 ms (an append, two rollbacks) could make that good for another hundred
+ops, and built that path before it looked ahead.
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
@@ -121,6 +127,18 @@ def test_the_default_search_looks_ahead_after_20_backups() -> None:
     (so,) = group_by_session(_events("w8-restored"))[0].values()
     ops = session_ops(so, Evidence())
     out = search(ops, time.monotonic() + 300, 8_000)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+
+
+def test_a_path_built_before_looking_ahead_is_looked_at_when_it_turns_on() -> None:
+    """``w32-s1``: two overlapping rollbacks tried in the wrong order at depth 404, which
+    three ops pending for 100-190 ms make good for a while (the search turns back at depth
+    516, then 17,000 times under it). 79,340 steps when this was written (2026-11-29, in
+    every process); 94,942 before every read was looked at where the look-ahead turns on."""
+    (so,) = group_by_session(_events("w32-s1"))[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, 85_000)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
 
