@@ -42,9 +42,10 @@ Five reductions, each exact:
   every state those snapshots' windows have closed without it is not explored
   (:func:`_unexplained`; looked at once the search has backed up a tenth of a time per
   op or 20 times, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default
-  check begins for a session its first steps did not decide); the search then backs up
-  at once to the first configuration on its path that could not explain it either
-  (:func:`_dead_from`).
+  check begins for a session its first steps did not decide; where it turns on, every
+  such read is looked at on the path built until then, :func:`_stranded`); the search
+  then backs up at once to the first configuration on its path that could not explain
+  it either (:func:`_dead_from`).
 
 A proof's path (:func:`exact_path`) is built from the merged sets, keeping on the way
 back the contents that later rollbacks restore.
