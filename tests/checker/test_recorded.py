@@ -67,24 +67,26 @@ def _events(name: str) -> list[Event]:
     return read_history(DATA / f"{name}.jsonl.zst")
 
 
+def _proven_within(name: str, steps: int, early: bool = False) -> None:
+    """The frontier search, as the default check begins it (or trying early ops first),
+    proves the recorded session ``name`` within ``steps``, its proof replayed."""
+    (so,) = group_by_session(_events(name))[0].values()
+    ops = session_ops(so, Evidence())
+    out = search(ops, time.monotonic() + 300, steps, early=early)
+    assert out.ok is True
+    assert replays(certify([ops[k] for k in out.order], out.path))
+
+
 # the steps each took when this was written (24,262 and 12,794), with room to spare
 @pytest.mark.parametrize(("name", "steps"), [("w16-s1-a", 50_000), ("w16-s1-b", 30_000)])
 def test_the_frontier_search_proves_a_recorded_16_writer_session(name: str, steps: int) -> None:
-    (so,) = group_by_session(_events(name))[0].values()
-    ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, steps)
-    assert out.ok is True
-    assert replays(certify([ops[k] for k in out.order], out.path))
+    _proven_within(name, steps)
 
 
 def test_an_append_no_read_shows_is_tried_before_the_rollback_that_discards_it() -> None:
     """``w16-s1-ghost``: 2,309 steps with the ghost appends tried before the first
     rollback among the candidates (``frontier._ghosts_first``), 15,802 without."""
-    (so,) = group_by_session(_events("w16-s1-ghost"))[0].values()
-    ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, 5_000)
-    assert out.ok is True
-    assert replays(certify([ops[k] for k in out.order], out.path))
+    _proven_within("w16-s1-ghost", 5_000)
 
 
 @pytest.mark.parametrize(("early", "steps"), [(False, 16_498), (True, 5_650)])
@@ -124,11 +126,7 @@ def test_the_default_search_looks_ahead_after_20_backups() -> None:
     """``w8-restored`` by the search as the default check begins it: 6,726 steps when this
     was written (2026-11-29, the same in every process), looking ahead after 20 backups;
     11,009 after a tenth of a backup per op (54), as it did before."""
-    (so,) = group_by_session(_events("w8-restored"))[0].values()
-    ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, 8_000)
-    assert out.ok is True
-    assert replays(certify([ops[k] for k in out.order], out.path))
+    _proven_within("w8-restored", 8_000)
 
 
 def test_a_path_built_before_looking_ahead_is_looked_at_when_it_turns_on() -> None:
@@ -136,19 +134,11 @@ def test_a_path_built_before_looking_ahead_is_looked_at_when_it_turns_on() -> No
     three ops pending for 100-190 ms make good for a while (the search turns back at depth
     516, then 17,000 times under it). 79,340 steps when this was written (2026-11-29, in
     every process); 94,942 before every read was looked at where the look-ahead turns on."""
-    (so,) = group_by_session(_events("w32-s1"))[0].values()
-    ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, 85_000)
-    assert out.ok is True
-    assert replays(certify([ops[k] for k in out.order], out.path))
+    _proven_within("w32-s1", 85_000)
 
 
 def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
-    (so,) = group_by_session(_events("w16-s1-c"))[0].values()
-    ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, SESSION_STEPS, early=True)
-    assert out.ok is True
-    assert replays(certify([ops[k] for k in out.order], out.path))
+    _proven_within("w16-s1-c", SESSION_STEPS, early=True)
 
 
 @pytest.mark.parametrize("name", ["w16-s1-a", "w16-s1-b"])
