@@ -54,11 +54,11 @@ back the contents that later rollbacks restore.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import accumulate, chain
 from typing import Any
 
-from harness.checker.lazy import LAZY_INIT, ROLLBACKS, make_step, merge, rank
+from harness.checker.lazy import LAZY_INIT, ROLLBACKS, entry_index, make_step, merge, rank
 from harness.checker.linearize import OBSERVERS, Budget, Outcome, Run, drive
 from harness.checker.model import GHOST, ModelOp
 from harness.checker.ops import INF, NEG
@@ -574,19 +574,22 @@ def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: Stat
         changed.add(op.arg)
     if not changed:
         return None
-    for sid in sorted(changed):  # (a set's order varies between runs: the steps would)
-        for entry in restoring.get(sid, ()):
-            if not lin >> entry[0] & 1 and not _explains(after, entry, lin):
-                return entry
-    return None
+    return _lost(restoring, changed, after, lin)
 
 
 def _stranded(restoring: dict[str, list[Restored]], states: States, lin: int) -> Restored | None:
     """A read of ``restoring`` not placed (``lin``) that no state of ``states`` may still
     explain (:func:`_explains`), else None: :func:`_unexplained` over every read, for a
     configuration reached without looking."""
-    for sid in sorted(restoring):
-        for entry in restoring[sid]:
+    return _lost(restoring, restoring, states, lin)
+
+
+def _lost(restoring: dict[str, list[Restored]], sids: Collection[str], states: States,
+          lin: int) -> Restored | None:
+    """The first read of ``restoring`` by the snapshots ``sids``, not placed, that no state
+    of ``states`` may still explain, else None."""
+    for sid in sorted(sids):  # (a set's order varies between runs: the steps would)
+        for entry in restoring.get(sid, ()):
             if not lin >> entry[0] & 1 and not _explains(states, entry, lin):
                 return entry
     return None
@@ -764,7 +767,7 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
                     else:
                         del need[sid], found_in[sid]
         if op.kind in ROLLBACKS:
-            got = next((c for sid, c, _ in now if sid == op.arg), None)
+            got = now[entry_index(now, op.arg)][1]  # (on a proof's path its snapshot has one)
             if got.__class__ is frozenset:  # what it restored was a candidate before it
                 need[op.arg], found_in[op.arg] = path[-2][0], got
     path.extend(s for (s,) in reversed(layers[:first]))

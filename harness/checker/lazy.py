@@ -41,7 +41,7 @@ from typing import Any
 
 from harness.checker.model import GHOST, ModelOp
 
-__all__ = ["LAZY_INIT", "certify", "make_step", "merge", "rank"]
+__all__ = ["LAZY_INIT", "certify", "entry_index", "make_step", "merge", "rank"]
 
 Turns = tuple[str, ...]
 Content = Turns | frozenset[Turns]
@@ -61,7 +61,8 @@ DIRTY: tuple[str, ...] = ("\x00dirty",)
 ROLLBACKS = ("rollback", "rollback?")
 
 
-def _find(contents: Contents, sid: str) -> int:
+def entry_index(contents: Contents, sid: str) -> int:
+    """The place of snapshot ``sid``'s entry in a state's contents, -1 if it has none."""
     for i, c in enumerate(contents):
         if c[0] == sid:
             return i
@@ -139,7 +140,7 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
             raise ValueError(f"unknown op kind {kind!r}")
         if sid not in ids:
             return []
-        i = _find(contents, sid)
+        i = entry_index(contents, sid)
         assert i >= 0, "a snapshot with a rollback left keeps its content"
         _, content, n = contents[i]
         rest = open_ if isinstance(content, tuple) else tuple(x for x in open_ if x[0] != sid)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.checker.exact import replays
-from harness.checker.lazy import DIRTY, LAZY_INIT, MERGE_WORK, _find, _grow, certify, make_step, merge, rank
+from harness.checker.lazy import DIRTY, LAZY_INIT, MERGE_WORK, _grow, certify, entry_index, make_step, merge, rank
 from harness.checker.model import GHOST, ModelOp
 from harness.checker.ops import INF
 
@@ -47,8 +47,8 @@ def run(ops: list[ModelOp], order: list[int], pick: dict[int, int] | None = None
 
 def test_find_and_grow() -> None:
     contents = (("s1", cands(A), 1), ("s2", A, 2), ("s3", cands(E), 1))
-    assert [_find(contents, s) for s in ("s1", "s2", "s3", "s4")] == [0, 1, 2, -1]
-    assert _find((), "s1") == -1
+    assert [entry_index(contents, s) for s in ("s1", "s2", "s3", "s4")] == [0, 1, 2, -1]
+    assert entry_index((), "s1") == -1
     assert _grow(contents, (), AB) is contents  # no window open: the same object
     # only open snapshots with candidates gain the turns; the others stay the same objects
     got = _grow(contents, (("s1", 5), ("s2", 5)), AB)
