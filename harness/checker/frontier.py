@@ -767,7 +767,8 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
                     else:
                         del need[sid], found_in[sid]
         if op.kind in ROLLBACKS:
-            got = now[entry_index(now, op.arg)][1]  # (on a proof's path its snapshot has one)
+            i = entry_index(now, op.arg)
+            got = now[i][1] if i >= 0 else None
             if got.__class__ is frozenset:  # what it restored was a candidate before it
                 need[op.arg], found_in[op.arg] = path[-2][0], got
     path.extend(s for (s,) in reversed(layers[:first]))
