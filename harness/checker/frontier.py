@@ -161,6 +161,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # stack cannot be met again (each step places one more op); a search that never backs
     # up hashes no set of states
     visited: dict[int, dict[States, int]] = {}
+    merged: dict[Any, Any] = {}  # :func:`~harness.checker.lazy.merge`'s memo
     entered = 0
     failed: dict[int, dict[Any, list[Any]]] = {}
     # what a failure depends on: the snapshots whose content a rollback tried below it
@@ -271,7 +272,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             if work > 1 and len(states) > 1:
                 # one state per snapshot's choices, not one per combination (the states
                 # one state steps to differ in their turns or their ids: none merge)
-                nxt = merge(nxt)  # type: ignore[arg-type]
+                nxt = merge(nxt, merged)  # type: ignore[arg-type]
             if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
                 nxt = tuple(nxt)
             if restoring:

@@ -64,3 +64,31 @@ def test_merging_keeps_exactly_the_choices_the_states_stand_for(rows: list[Any])
     got = merge(states)
     assert len(got) <= len(states)
     assert _choices(got) == _choices(states)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(batches=st.lists(st.lists(st.tuples(st.sampled_from([TURNS, ("c",)]), CANDIDATES, CANDIDATES,
+                                           CANDIDATES), min_size=1, max_size=8),
+                        min_size=1, max_size=6))
+def test_a_memo_shared_across_calls_changes_no_result(batches: list[list[Any]]) -> None:
+    """What a search keeps across its calls: every set merges as it would alone, also the
+    same contents met again under other turns (a memo hit)."""
+    memo: dict[Any, Any] = {}
+    for rows in batches:
+        for turns in (None, ("d",)):
+            states = frozenset(_state(*cands, turns=turns or t) for t, *cands in rows)
+            assert merge(states, memo) == merge(states)
+
+
+def test_the_same_contents_under_other_turns_are_merged_from_the_memo() -> None:
+    memo: dict[Any, Any] = {}
+    states = frozenset(_state(one(c), one(d)) for c in "pq" for d in "st")
+    assert len(merge(states, memo)) == 1
+    assert len(memo) == 1
+    moved = frozenset(_state(one(c), one(d), turns=("e",)) for c in "pq" for d in "st")
+    got = merge(moved, memo)
+    assert len(memo) == 1  # found there, not merged again
+    assert got == {_state(frozenset({("p",), ("q",)}), frozenset({("s",), ("t",)}), turns=("e",))}
+    apart = frozenset({_state(one("p"), one("s")), _state(one("q"), one("t"))})
+    assert merge(apart, memo) is apart
+    assert memo[frozenset(s[2] for s in apart)] is None  # remembered as not merging
