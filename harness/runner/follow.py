@@ -30,7 +30,7 @@ from pathlib import Path
 import orjson
 
 from harness.errors import HistoryError
-from harness.history import Event, event_problem, value_problem
+from harness.history import Event, event_problem, renumbered, value_problem
 from harness.history_files import PLAIN, ZST, iter_lines
 
 __all__ = ["Ended", "Follower", "stem_of"]
@@ -125,7 +125,7 @@ class Follower:
             if self._last_key is not None and key < self._last_key:
                 self.late += 1
             self._last_key = key
-            yield _renumber(e, self.index)
+            yield renumbered(e, self.index)
             self.index += 1
             if not t.events and t.final and not t.eof:
                 self._read(t)  # a finished log: its next lines
@@ -238,8 +238,3 @@ def _lines_from(path: Path, offset: int, partial: bytes) -> Iterator[bytes]:
             yield from lines
         yield tail
 
-
-def _renumber(e: Event, index: int) -> Event:
-    from dataclasses import replace
-
-    return replace(e, index=index)

@@ -12,6 +12,8 @@ import multiprocess
 import orjson
 import pytest
 import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.errors import HistoryError
 from harness.history import (
@@ -24,6 +26,7 @@ from harness.history import (
     pair_ops,
     read_history,
     read_log,
+    renumbered,
     turn_token,
     write_history,
 )
@@ -385,3 +388,25 @@ def test_an_old_run_directory_reads_its_merged_history(tmp_path: Path) -> None:
     assert read_history(run) == merged
     assert [orjson.loads(line)["index"] for line in (run / "history.jsonl").read_bytes().splitlines()] == [
         e.index for e in merged]
+
+
+_EVENTS = st.builds(
+    Event, index=st.integers(0, 10**6), time=st.integers(0, 2**63),
+    process=st.one_of(st.integers(0, 64), st.text(max_size=8)),
+    type=st.sampled_from(["invoke", "ok", "fail", "info"]), f=st.sampled_from(["append", "read", "open"]),
+    session=st.one_of(st.none(), st.text(max_size=4)),
+    value=st.one_of(st.none(), st.lists(st.text(max_size=3), max_size=3)),
+    error=st.one_of(st.none(), st.text(max_size=6)), pid=st.integers(0, 2**31))
+
+
+@given(e=_EVENTS, index=st.integers(0, 10**6))
+def test_an_event_made_by_its_slots_is_the_dataclass_s_own(e: Event, index: int) -> None:
+    """``renumbered`` and ``Event.from_dict`` set an event's slots directly (a history's
+    every event is made that way): equal to what the dataclass makes, field for field."""
+    from dataclasses import astuple, replace
+
+    got = renumbered(e, index)
+    assert got == replace(e, index=index) and astuple(got) == astuple(replace(e, index=index))
+    assert type(got) is Event
+    back = Event.from_dict(e.to_dict())
+    assert back == e and astuple(back) == astuple(e)
