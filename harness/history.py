@@ -194,6 +194,18 @@ def event_problem(d: Any) -> str | None:
     ``process`` an integer or a name; ``type`` and ``f`` known (see :data:`EVENT_FS`);
     ``session`` and ``error`` strings or null; an op's session a string; the outer shape
     of an op's value (a read's turns are checked by :func:`value_problem`)."""
+    if type(d) is dict and type(d.get("time")) is int:
+        # the common case, an op event of exact types, judged in one pass (every event of
+        # a history is): anything else goes the long way, which says what is wrong
+        p, t, f, session, error = d.get("process"), d.get("type"), d.get("f"), d.get("session"), d.get("error")
+        if ((type(p) is int or type(p) is str) and type(t) is str and t in TYPES and type(f) is str
+                and f in OP_FS and type(session) is str and (error is None or type(error) is str)
+                and type(d.get("index", 0)) is int and type(d.get("pid", 0)) is int):
+            if t != "ok" and f != "append" and f != "rollback":
+                return None
+            v = d.get("value")
+            if (v is None and (t == "fail" or t == "info")) or _SHAPES[f][1](v):
+                return None
     if not isinstance(d, dict):
         return f"a JSON {type(d).__name__}, not an object"
     for key in ("time", "process", "type", "f"):

@@ -12,7 +12,7 @@ import multiprocess
 import orjson
 import pytest
 import zstandard
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.errors import HistoryError
@@ -410,3 +410,37 @@ def test_an_event_made_by_its_slots_is_the_dataclass_s_own(e: Event, index: int)
     assert type(got) is Event
     back = Event.from_dict(e.to_dict())
     assert back == e and astuple(back) == astuple(e)
+
+
+_KEYS = ("time", "process", "type", "f", "session", "value", "error", "index", "pid")
+_ANY = st.one_of(st.none(), st.integers(-2, 2), st.booleans(), st.sampled_from(
+    ["invoke", "ok", "fail", "info", "append", "read", "snapshot", "rollback", "list_snapshots",
+     "open", "crash", "nemesis", "s", ""]),
+    st.lists(st.sampled_from(["u", "t"]), max_size=2), st.just([["user", "t"]]), st.just({}))
+
+
+_VALID = {"time": 5, "process": 1, "type": "ok", "f": "append", "session": "s",
+          "value": ["user", "t"], "index": 0, "pid": 7}
+
+
+@given(d=st.one_of(
+    _ANY, st.dictionaries(st.sampled_from(_KEYS), _ANY),
+    # a valid event with some keys dropped or given other values (near misses)
+    st.builds(lambda drop, put: {**{k: v for k, v in _VALID.items() if k not in drop}, **put},
+              st.sets(st.sampled_from(_KEYS), max_size=2), st.dictionaries(st.sampled_from(_KEYS), _ANY,
+                                                                           max_size=3))))
+@example({**_VALID, "type": "invoke", "value": None})  # an append's invoke needs its value
+@example({**_VALID, "type": "fail", "value": None})
+@example({**_VALID, "type": "invoke", "f": "read", "value": None})
+@example({**_VALID, "f": "read", "value": [["user", "t"]]})
+@example({**_VALID, "session": None})
+@example({**_VALID, "time": True})
+@settings(max_examples=500)
+def test_the_quick_check_of_an_event_says_what_the_long_one_says(d: Any) -> None:
+    """``event_problem`` judges an op event of exact types in one pass: on any parsed line,
+    near-events included, its answer is the long way's (which says what is wrong): a dict
+    subclass never takes the quick way."""
+    import harness.history as history
+
+    sub = type("D", (dict,), {})(d) if type(d) is dict else d
+    assert history.event_problem(d) == history.event_problem(sub)
