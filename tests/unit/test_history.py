@@ -444,3 +444,16 @@ def test_the_quick_check_of_an_event_says_what_the_long_one_says(d: Any) -> None
 
     sub = type("D", (dict,), {})(d) if type(d) is dict else d
     assert history.event_problem(d) == history.event_problem(sub)
+
+
+_ITEMS = st.one_of(st.lists(st.sampled_from(["user", "t", 1, None]), max_size=3),
+                   st.tuples(st.just("user"), st.just("t")), st.sampled_from(["ab", 2, None]))
+
+
+@given(v=st.lists(_ITEMS, max_size=5))
+def test_a_read_s_turns_are_pairs_as_each_item_says(v: list[Any]) -> None:
+    """``_pairs`` checks a read's items in passes over the list: the same answer as
+    checking each item (``_pair``)."""
+    import harness.history as history
+
+    assert history._pairs(v) == all(map(history._pair, v))
