@@ -220,7 +220,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         while k != end:
             if lo_at[k] > m:
                 break
-            if not needs_at[k] & free:
+            nk = needs_at[k]
+            if not nk or not nk & free:  # (most need nothing: no AND with a long int)
                 out.append(by_lo[k])
             if hi_at[k] < m:
                 m = hi_at[k]
