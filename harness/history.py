@@ -40,6 +40,7 @@ dying disk, a ``.zst`` cut short).
 
 from __future__ import annotations
 
+import gc
 import heapq
 import os
 from collections.abc import Iterable, Iterator
@@ -372,8 +373,18 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Event]:
 
 
 def read_history(path: str | os.PathLike[str]) -> list[Event]:
-    """:func:`iter_history` as a list."""
-    return list(iter_history(path))
+    """:func:`iter_history` as a list.
+
+    The cyclic garbage collector is paused meanwhile: events hold no cycles, and its
+    passes over a heap growing by hundreds of thousands of them took half the time (a
+    160,796-event history: 2.52 s of CPU with it, 1.33 s without)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return list(iter_history(path))
+    finally:
+        if was:
+            gc.enable()
 
 
 def write_history(path: str | os.PathLike[str], events: Iterable[Event]) -> None:

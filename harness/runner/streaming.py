@@ -18,6 +18,7 @@ nothing more (an invoke it left open is an op never completed).
 
 from __future__ import annotations
 
+import gc
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -134,7 +135,18 @@ class RunStream:
 
 def check_stored(history: Path, sinks: Iterable[Any] = ()) -> tuple[CheckResult, int]:
     """Check a stored run's logs (a ``history/`` directory) through the streaming path:
-    (its verdict, the events read). Memory: the live sessions, as during the run."""
-    stream = RunStream(history, sinks, compress=False)
-    stream.drain()
-    return stream.finish(), stream.events
+    (its verdict, the events read). Memory: the live sessions, as during the run.
+
+    The cyclic garbage collector is paused meanwhile (a stored history is finite; a live
+    run's stream keeps it on): events and the checker's objects hold no cycles, and its
+    passes over the sessions' events took a third of the time (a 160,796-event history:
+    6.5-7.7 s of CPU with it, 4.5-5.1 s without)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        stream = RunStream(history, sinks, compress=False)
+        stream.drain()
+        return stream.finish(), stream.events
+    finally:
+        if was:
+            gc.enable()
