@@ -130,9 +130,8 @@ class Event:
 
 _new = object.__new__
 # each field's slot, set directly (the descriptors of the dataclass's __slots__, in order)
-_SET = tuple(vars(Event)[f.name].__set__ for f in fields(Event))
 (_set_index, _set_time, _set_process, _set_type, _set_f, _set_session, _set_value, _set_error,
- _set_pid) = _SET
+ _set_pid) = (vars(Event)[f.name].__set__ for f in fields(Event))
 
 
 def _event(index: int, time: int, process: int | str, type: str, f: str, session: str | None,
