@@ -489,8 +489,14 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
 
 
 #: A read only a rollback can explain: (its op, its list, the rollbacks that may be the
-#: last op to set the turns before it as (op, snapshot id), the bits of those ids).
-Restored = tuple[int, Any, tuple[tuple[int, str], ...], int]
+#: last op to set the turns before it as (op, snapshot id), the bits of the snapshots
+#: whose contents say whether it still can be (those ids, and the targets of the
+#: rollbacks among ``takers``), ``takers``: for each of those rollbacks, in order, the ops
+#: that may set the turns its snapshot takes, if that snapshot is taken or its window open
+#: from here on, as (op, the snapshot a rollback restores; None for an append of the
+#: list's last turn); None where that is not known (:func:`_takers`)).
+Taker = tuple[int, "str | None"]
+Restored = tuple[int, Any, tuple[tuple[int, str], ...], int, tuple["tuple[Taker, ...] | None", ...]]
 
 
 def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Restored]]:
@@ -521,6 +527,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     # the read began are dropped for good (that bound only grows), so each read looks at
     # the few ops around it, not at every op of the session (sorts are stable: ties
     # stay in the order of the ops)
+    takers = _takers(ops, his, latest)
     by_lo = sorted(setters, key=lo.__getitem__)
     taken = 0
     near_by: list[int] = []
@@ -548,11 +555,49 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
         if not back:
             continue  # nothing explains it: the search finds that out on its own
         mask = 0
+        ways: list[tuple[Taker, ...] | None] = []
         for _, sid in back:
             mask |= bit[sid]
-        entry = (r, want, back, mask)
+            can = takers.get(sid)
+            if can is not None:  # an append sets ``want`` only if it adds its last turn
+                can = tuple((m, z) for m, z in can if z is not None or arg[m] == last)
+                for _, z in can:
+                    if z is not None:
+                        mask |= bit[z]
+            ways.append(can)
+        entry = (r, want, back, mask, tuple(ways))
         for sid in {sid for _, sid in back}:
             out.setdefault(sid, []).append(entry)
+    return out
+
+
+def _takers(ops: Sequence[ModelOp], his: list[int], latest: list[int]) -> dict[str, tuple[Taker, ...]]:
+    """For each snapshot a rollback may restore, taken by a known op (one of unknown
+    outcome may have taken any id no op is known to take: it gets none), the appends and
+    rollbacks that may be the last op to set the turns before the point whose state it
+    takes, as (op, the id a rollback restores; None for an append); ``his`` and ``latest``:
+    the returns of the acknowledged appends and rollbacks, sorted, and the latest
+    invocation among those returned by each (:func:`_restoring`).
+
+    The content a snapshot Y takes is the turns at some point of its window, which closes
+    at the first op invoked after Y returned (:mod:`~harness.checker.lazy`): they were set
+    by the last append or rollback X placed before that point. X was invoked by the time Y
+    returned (one invoked later would have closed the window first), and no acknowledged
+    append or rollback S returned before Y was invoked after X returned (S would come
+    after X and before Y). So a list can be a content Y takes from here on only if one of
+    these sets it: an append of its last turn, or a rollback to a snapshot that holds it
+    or may yet take it (:func:`_may_explain`)."""
+    kind = [o.kind for o in ops]
+    setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
+    out: dict[str, tuple[Taker, ...]] = {}
+    targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
+    for o in ops:
+        if o.kind != "snapshot" or o.out not in targeted:
+            continue
+        j = bisect_left(his, o.lo)
+        after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
+        out[o.out] = tuple((n, ops[n].arg if kind[n] in ROLLBACKS else None) for n in setters
+                           if ops[n].lo <= o.hi and ops[n].hi >= after)
     return out
 
 
@@ -600,8 +645,8 @@ def _lost(restoring: dict[str, list[Restored]], sids: Collection[str], states: S
 def _explains(states: States, entry: Restored, lin: int) -> bool:
     """Whether some state of a configuration (``lin`` placed) may still explain the read of
     ``entry``, not placed (:func:`_may_explain`)."""
-    _, want, back, _ = entry
-    return any(_may_explain(s, want, back, lin) for s in states)
+    _, want, back, _, takers = entry
+    return any(_may_explain(s, want, back, lin, takers) for s in states)
 
 
 def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], entry: Restored) -> int:
@@ -629,21 +674,50 @@ def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], entry: Restor
     return hi
 
 
-def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int) -> bool:
+def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
+                 takers: tuple[tuple[Taker, ...] | None, ...] | None = None) -> bool:
     """Whether lazy state ``s`` (``lin`` placed) may still have the turns ``want`` where a
     read of it is placed: they are the turns already, or one of the rollbacks ``back``
-    not placed yet targets a snapshot not taken yet, whose window is open, whose content
-    is ``want`` or has it among its candidates, or whose content is not kept."""
+    not placed yet targets a snapshot whose content is ``want`` or has it among its
+    candidates, or whose content is not kept, or that is not taken yet or whose window is
+    open and may yet take ``want``: one of its ``takers`` (aligned with ``back``; None, or
+    no ``takers``: not known, it may) not placed yet may set the turns to it, an append
+    (of its last turn) or a rollback to a snapshot that holds it or is not taken yet or
+    whose window is open (:func:`_takers`)."""
     turns, ids, contents, open_ = s
     if turns == want:
         return True
-    for n, sid in back:
+    for k, (n, sid) in enumerate(back):
         if lin >> n & 1:
             continue
-        if sid not in ids or any(x[0] == sid for x in open_):
+        taken = sid in ids
+        if taken:
+            for e in contents:
+                if e[0] == sid:
+                    c = e[1]
+                    if c == want or (c.__class__ is frozenset and want in c):
+                        return True
+                    break
+            else:
+                return True  # no content kept: not known
+        if not taken or any(x[0] == sid for x in open_):
+            ways = takers[k] if takers is not None else None
+            if ways is None or _may_set(ways, s, want, lin):
+                return True
+    return False
+
+
+def _may_set(ways: tuple[Taker, ...], s: Any, want: Any, lin: int) -> bool:
+    """Whether one of ``ways`` (:func:`_takers`; appends of ``want``'s last turn, and
+    rollbacks) not placed yet (``lin``) may set the turns to ``want`` from state ``s``."""
+    _, ids, contents, open_ = s
+    for m, z in ways:
+        if lin >> m & 1:
+            continue
+        if z is None or z not in ids or any(x[0] == z for x in open_):
             return True
         for e in contents:
-            if e[0] == sid:
+            if e[0] == z:
                 c = e[1]
                 if c == want or (c.__class__ is frozenset and want in c):
                     return True

@@ -15,7 +15,7 @@ import pytest
 
 import harness.checker.frontier as frontier
 from harness.checker.exact import replays
-from harness.checker.frontier import _dead_from, _may_explain, _restoring, _stranded, _unexplained, search
+from harness.checker.frontier import _dead_from, _may_explain, _restoring, _stranded, _takers, _unexplained, search
 from harness.checker.lazy import certify
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
@@ -54,7 +54,8 @@ def test_the_reads_and_appends_only_a_rollback_explains_are_found() -> None:
     before both, the append of a before that), so x held (a). The read of (a, c) may
     show what the append of c set; a read of () is left out."""
     entry = (3, "x")
-    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1), (5, A, (entry,), 1)]}
+    takers = (((0, None),),)  # x is taken while (a) is set: by the append of a alone
+    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers), (5, A, (entry,), 1, takers)]}
 
 
 def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> None:
@@ -70,7 +71,7 @@ def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> N
         op(4, "rollback?", 0, INF, "w"),
     ]
     got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
-    entry = (3, ("q",), ((4, "w"), (2, "x")), 5)
+    entry = (3, ("q",), ((4, "w"), (2, "x")), 5, (None, None))  # no snapshot taken
     assert got == {"x": [entry], "w": [entry]}
 
 
@@ -82,7 +83,7 @@ def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
     ops = [op(0, "append", 0, 3, "a", ()), op(1, "read", 1, 4, None, A),
            op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x"),
            op(4, "read", 7, 9, None, A), op(5, "append", 4, 5, "b", A)]
-    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2)]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,))]}
 
 
 def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> None:
@@ -100,7 +101,7 @@ def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> Non
         op(5, "read", 5, 7, None, ("r",)),
     ]
     got = _restoring(ops, BIT)
-    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1)]
+    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1, (None,))]
     assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (3, "y"))]
 
 
@@ -163,7 +164,7 @@ def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
         op(2, "append", 10, 11, "d", ()),
         op(3, "read", 12, 13, None, ("d",)),
     ]
-    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1)]}
+    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,))]}
 
 
 def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> None:
@@ -180,7 +181,7 @@ def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> 
         op(5, "append", 10, 11, "b", None),
         op(6, "read", 2, 3, None, A),
     ]
-    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2)]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,))]}
 
 
 def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
@@ -309,3 +310,67 @@ def test_the_path_built_before_looking_ahead_is_looked_at_once(
     assert jumps[0][0] - jumps[0][1] >= back
     if ok:
         assert replays(certify([ops[k] for k in out.order], out.path))
+
+
+def test_the_ops_that_may_set_what_a_snapshot_takes() -> None:
+    """Snapshot x (5-6): the append of b returned (1) before the append of c was invoked
+    (2), which returned (3) before x was invoked: hidden by it. The append of c, the
+    rollback to y running across x (4-9) and the append of d invoked as x returns (6) may
+    each be the last op before the point x takes; the append of e, invoked after x
+    returned (7), ends x's window first. A snapshot of unknown outcome (snapshot?) names
+    no id of its own: none for it, as for x's id where no rollback targets it (z)."""
+    ops = [
+        op(0, "append", 0, 1, "b", ()),
+        op(1, "append", 2, 3, "c", ()),
+        op(2, "rollback", 4, 9, "y"),
+        op(3, "snapshot", 5, 6, None, "x"),
+        op(4, "append", 6, 8, "d", ()),
+        op(5, "append", 7, 8, "e", ()),
+        op(6, "rollback", 10, 11, "x"),
+        op(7, "snapshot", 0, 1, None, "z"),
+        op(8, "snapshot?", 0, INF, ("w",)),
+    ]
+    his, latest = [1, 3, 8, 8, 9, 11], [0, 2, 6, 7, 7, 10]  # as _restoring sorts them
+    assert _takers(ops, his, latest) == {"x": ((1, None), (2, "y"), (4, None))}
+
+
+def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> None:
+    """The read of (a) only the rollback to x (op 3) explains, x not taken yet or its
+    window open, (a) among no candidates: it may still be explained only if one of x's
+    takers not placed yet may set (a): an append of a (op 0), or a rollback to a
+    snapshot that holds (a) (y), is not taken yet or whose window is open (w); not by one
+    placed, nor by a rollback to a snapshot whose content is decided otherwise."""
+    back = ((3, "x"),)
+    by_append, by_rollback = (((0, None),),), (((5, "y"),),)
+    assert not _may_explain(state(ids=()), A, back, 0, ((),))  # nothing may set (a)
+    assert _may_explain(state(ids=()), A, back, 0, (None,))  # not known: it may
+    assert _may_explain(state(ids=()), A, back, 0, by_append)
+    assert not _may_explain(state(ids=()), A, back, 1, by_append)  # that append is placed
+    open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
+    assert _may_explain(open_x, A, back, 0, by_append)
+    assert not _may_explain(open_x, A, back, 1, by_append)
+    # x's window open, (a) already among its candidates: it may, whatever its takers
+    assert _may_explain(state(("x", frozenset({AB, A}), 1), open_=(("x", 9),)), A, back, 1, by_append)
+    assert _may_explain(state(("y", frozenset({A, AB}), 1), ids=("y",)), A, back, 0, by_rollback)
+    assert not _may_explain(state(("y", AB, 1), ids=("y",)), A, back, 0, by_rollback)
+    assert not _may_explain(state(("y", AB, 1), ids=("y",)), A, back, 1 << 5, by_rollback)
+    assert _may_explain(state(ids=()), A, back, 0, by_rollback)  # y not taken yet
+    assert _may_explain(state(("y", frozenset({AB}), 1), open_=(("y", 9),)), A, back, 0, by_rollback)
+
+
+def test_a_read_s_bits_hold_the_snapshots_its_takers_restore() -> None:
+    """A cut-off depends on the contents it looked at (:func:`frontier._covered` compares
+    failed configurations by them): the read's bits hold x's and those of the snapshots
+    that x's takers restore (y), and its takers only appends of its last turn."""
+    ops = [
+        op(0, "append", 0, 1, "a", ()),
+        op(1, "rollback", 2, 9, "y"),
+        op(2, "append", 3, 4, "b", A),
+        op(3, "snapshot", 5, 6, None, "x"),
+        op(4, "snapshot", 0, 1, None, "y"),
+        op(5, "append", 10, 11, "c", AB),
+        op(6, "rollback", 12, 14, "x"),
+        op(7, "read", 13, 15, None, A),
+    ]
+    (entry,) = _restoring(ops, {"x": 1, "y": 2})["x"]
+    assert entry == (7, A, ((6, "x"),), 3, (((1, "y"),),))  # the append of b sets (a, b)

@@ -133,8 +133,19 @@ def test_a_path_built_before_looking_ahead_is_looked_at_when_it_turns_on() -> No
     """``w32-s1``: two overlapping rollbacks tried in the wrong order at depth 404, which
     three ops pending for 100-190 ms make good for a while (the search turns back at depth
     516, then 17,000 times under it). 79,340 steps when this was written (2026-11-29, in
-    every process); 94,942 before every read was looked at where the look-ahead turns on."""
+    every process); 94,942 before every read was looked at where the look-ahead turns on;
+    75,979 with what a snapshot not taken yet may take (``frontier._takers``)."""
     _proven_within("w32-s1", 85_000)
+
+
+def test_a_snapshot_not_taken_yet_explains_only_what_its_takers_may_set() -> None:
+    """``w16-s0-late`` (W16 N200 S1 recorded on 2026-11-29, session s0, 1,084 ops): a
+    snapshot tried at depth 156 ends another's window before an append adds the list a
+    rollback 575 ops on restores; a rollback running for 54 ms to a snapshot not taken yet
+    seemed to explain it until depth 219, where that snapshot was taken. No op that may set
+    what that snapshot takes sets that list (``frontier._takers``): 3,483 steps when this
+    was written, 12,525 without."""
+    _proven_within("w16-s0-late", 5_000)
 
 
 def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
