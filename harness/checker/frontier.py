@@ -40,7 +40,9 @@ Five reductions, each exact:
   since no append that may be the last op to set the turns before it adds its last turn,
   needs the snapshot such a rollback restores to hold its list: a configuration in whose
   every state those snapshots' windows have closed without it is not explored
-  (:func:`_unexplained`; looked at once the search has backed up a tenth of a time per
+  (:func:`_unexplained`; a snapshot not taken yet, or whose window is open, may still
+  take a list only if one of the ops that may set what it takes does, :func:`_takers`;
+  looked at once the search has backed up a tenth of a time per
   op or 20 times, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default
   check begins for a session its first steps did not decide; where it turns on, every
   such read is looked at on the path built until then, :func:`_stranded`); the search
