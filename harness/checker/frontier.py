@@ -693,15 +693,8 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
         if lin >> n & 1:
             continue
         taken = sid in ids
-        if taken:
-            for e in contents:
-                if e[0] == sid:
-                    c = e[1]
-                    if c == want or (c.__class__ is frozenset and want in c):
-                        return True
-                    break
-            else:
-                return True  # no content kept: not known
+        if taken and _holds(contents, sid, want):
+            return True
         if not taken or any(x[0] == sid for x in open_):
             ways = takers[k] if takers is not None else None
             if ways is None or _may_set(ways, s, want, lin):
@@ -716,17 +709,19 @@ def _may_set(ways: tuple[Taker, ...], s: Any, want: Any, lin: int) -> bool:
     for m, z in ways:
         if lin >> m & 1:
             continue
-        if z is None or z not in ids or any(x[0] == z for x in open_):
+        if z is None or z not in ids or any(x[0] == z for x in open_) or _holds(contents, z, want):
             return True
-        for e in contents:
-            if e[0] == z:
-                c = e[1]
-                if c == want or (c.__class__ is frozenset and want in c):
-                    return True
-                break
-        else:
-            return True  # no content kept: not known
     return False
+
+
+def _holds(contents: Any, sid: str, want: Any) -> bool:
+    """Whether snapshot ``sid``'s entry in a state's ``contents`` is ``want`` or has it
+    among its candidates, or there is none (its content not kept: not known)."""
+    for e in contents:
+        if e[0] == sid:
+            c = e[1]
+            return bool(c == want or (c.__class__ is frozenset and want in c))
+    return True
 
 
 _GHOST, _ROLLBACK = 1, 2
