@@ -334,6 +334,19 @@ def test_the_ops_that_may_set_what_a_snapshot_takes() -> None:
     assert _takers(ops, his, latest) == {"x": ((1, None), (2, "y"), (4, None))}
 
 
+def test_a_setter_invoked_as_another_returns_does_not_hide_it() -> None:
+    """The append of b returns (2) at the very instant the append of c is invoked: c need
+    not follow b (real-time order is strict), so b may still be the last op before x
+    takes its content, and stays among x's takers."""
+    ops = [
+        op(0, "append", 0, 2, "b", ()),
+        op(1, "append", 2, 3, "c", ()),
+        op(2, "snapshot", 5, 6, None, "x"),
+        op(3, "rollback", 7, 8, "x"),
+    ]
+    assert _takers(ops, [2, 3, 8], [0, 2, 7]) == {"x": ((0, None), (1, None))}
+
+
 def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> None:
     """The read of (a) only the rollback to x (op 3) explains, x not taken yet or its
     window open, (a) among no candidates: it may still be explained only if one of x's
@@ -346,6 +359,8 @@ def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> No
     assert _may_explain(state(ids=()), A, back, 0, (None,))  # not known: it may
     assert _may_explain(state(ids=()), A, back, 0, by_append)
     assert not _may_explain(state(ids=()), A, back, 1, by_append)  # that append is placed
+    assert not _may_explain(state(ids=()), A, back, 1 << 2, (((2, None),),))  # so is op 2
+    assert _may_explain(state(ids=()), A, back, 1 << 2, (((2, None), (4, None)),))  # not op 4
     open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
     assert _may_explain(open_x, A, back, 0, by_append)
     assert not _may_explain(open_x, A, back, 1, by_append)
