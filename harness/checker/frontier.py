@@ -593,13 +593,18 @@ def _takers(ops: Sequence[ModelOp], his: list[int], latest: list[int]) -> dict[s
     setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
     out: dict[str, tuple[Taker, ...]] = {}
     targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
+    twice = set()
     for o in ops:
         if o.kind != "snapshot" or o.out not in targeted:
             continue
+        if o.out in out:  # an id two snapshots returned (a broken store): not known which
+            twice.add(o.out)
         j = bisect_left(his, o.lo)
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
         out[o.out] = tuple((n, ops[n].arg if kind[n] in ROLLBACKS else None) for n in setters
                            if ops[n].lo <= o.hi and ops[n].hi >= after)
+    for sid in twice:
+        del out[sid]
     return out
 
 

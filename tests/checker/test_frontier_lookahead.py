@@ -389,3 +389,17 @@ def test_a_read_s_bits_hold_the_snapshots_its_takers_restore() -> None:
     ]
     (entry,) = _restoring(ops, {"x": 1, "y": 2})["x"]
     assert entry == (7, A, ((6, "x"),), 3, (((1, "y"),),))  # the append of b sets (a, b)
+
+
+def test_an_id_two_snapshots_returned_has_no_takers() -> None:
+    """Two snapshots returned x (a broken store): which one a rollback restores is not
+    known, so x gets no takers (it may take anything), as a snapshot of unknown outcome."""
+    ops = [
+        op(0, "append", 0, 1, "b", ()),
+        op(1, "snapshot", 2, 3, None, "x"),
+        op(2, "snapshot", 4, 5, None, "x"),
+        op(3, "snapshot", 4, 5, None, "y"),
+        op(4, "rollback", 6, 7, "x"),
+        op(5, "rollback", 6, 7, "y"),
+    ]
+    assert _takers(ops, [1, 7, 7], [0, 6, 6]) == {"y": ((0, None),)}
