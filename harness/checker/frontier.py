@@ -529,7 +529,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     # the read began are dropped for good (that bound only grows), so each read looks at
     # the few ops around it, not at every op of the session (sorts are stable: ties
     # stay in the order of the ops)
-    takers = _takers(ops, his, latest)
+    takers = _takers(ops, setters, his, latest)
     by_lo = sorted(setters, key=lo.__getitem__)
     taken = 0
     near_by: list[int] = []
@@ -573,13 +573,14 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     return out
 
 
-def _takers(ops: Sequence[ModelOp], his: list[int], latest: list[int]) -> dict[str, tuple[Taker, ...]]:
+def _takers(ops: Sequence[ModelOp], setters: list[int], his: list[int],
+            latest: list[int]) -> dict[str, tuple[Taker, ...]]:
     """For each snapshot a rollback may restore, taken by a known op (one of unknown
     outcome may have taken any id no op is known to take: it gets none), the appends and
     rollbacks that may be the last op to set the turns before the point whose state it
-    takes, as (op, the id a rollback restores; None for an append); ``his`` and ``latest``:
-    the returns of the acknowledged appends and rollbacks, sorted, and the latest
-    invocation among those returned by each (:func:`_restoring`).
+    takes, as (op, the id a rollback restores; None for an append); ``setters``: the
+    appends and rollbacks; ``his`` and ``latest``: the returns of the acknowledged ones,
+    sorted, and the latest invocation among those returned by each (:func:`_restoring`).
 
     The content a snapshot Y takes is the turns at some point of its window, which closes
     at the first op invoked after Y returned (:mod:`~harness.checker.lazy`): they were set
@@ -589,8 +590,6 @@ def _takers(ops: Sequence[ModelOp], his: list[int], latest: list[int]) -> dict[s
     after X and before Y). So a list can be a content Y takes from here on only if one of
     these sets it: an append of its last turn, or a rollback to a snapshot that holds it
     or may yet take it (:func:`_may_explain`)."""
-    kind = [o.kind for o in ops]
-    setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
     out: dict[str, tuple[Taker, ...]] = {}
     targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
     twice = set()
@@ -601,7 +600,7 @@ def _takers(ops: Sequence[ModelOp], his: list[int], latest: list[int]) -> dict[s
             twice.add(o.out)
         j = bisect_left(his, o.lo)
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        out[o.out] = tuple((n, ops[n].arg if kind[n] in ROLLBACKS else None) for n in setters
+        out[o.out] = tuple((n, ops[n].arg if ops[n].kind in ROLLBACKS else None) for n in setters
                            if ops[n].lo <= o.hi and ops[n].hi >= after)
     for sid in twice:
         del out[sid]
@@ -722,11 +721,11 @@ def _may_set(ways: tuple[Taker, ...], s: Any, want: Any, lin: int) -> bool:
 def _holds(contents: Any, sid: str, want: Any) -> bool:
     """Whether snapshot ``sid``'s entry in a state's ``contents`` is ``want`` or has it
     among its candidates, or there is none (its content not kept: not known)."""
-    for e in contents:
-        if e[0] == sid:
-            c = e[1]
-            return bool(c == want or (c.__class__ is frozenset and want in c))
-    return True
+    i = entry_index(contents, sid)
+    if i < 0:
+        return True
+    c = contents[i][1]
+    return bool(c == want or (c.__class__ is frozenset and want in c))
 
 
 _GHOST, _ROLLBACK = 1, 2

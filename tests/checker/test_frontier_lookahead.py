@@ -331,7 +331,7 @@ def test_the_ops_that_may_set_what_a_snapshot_takes() -> None:
         op(8, "snapshot?", 0, INF, ("w",)),
     ]
     his, latest = [1, 3, 8, 8, 9, 11], [0, 2, 6, 7, 7, 10]  # as _restoring sorts them
-    assert _takers(ops, his, latest) == {"x": ((1, None), (2, "y"), (4, None))}
+    assert _takers(ops, [0, 1, 2, 4, 5, 6], his, latest) == {"x": ((1, None), (2, "y"), (4, None))}
 
 
 def test_a_setter_invoked_as_another_returns_does_not_hide_it() -> None:
@@ -344,7 +344,7 @@ def test_a_setter_invoked_as_another_returns_does_not_hide_it() -> None:
         op(2, "snapshot", 5, 6, None, "x"),
         op(3, "rollback", 7, 8, "x"),
     ]
-    assert _takers(ops, [2, 3, 8], [0, 2, 7]) == {"x": ((0, None), (1, None))}
+    assert _takers(ops, [0, 1, 3], [2, 3, 8], [0, 2, 7]) == {"x": ((0, None), (1, None))}
 
 
 def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> None:
@@ -402,4 +402,4 @@ def test_an_id_two_snapshots_returned_has_no_takers() -> None:
         op(4, "rollback", 6, 7, "x"),
         op(5, "rollback", 6, 7, "y"),
     ]
-    assert _takers(ops, [1, 7, 7], [0, 6, 6]) == {"y": ((0, None),)}
+    assert _takers(ops, [0, 4, 5], [1, 7, 7], [0, 6, 6]) == {"y": ((0, None),)}
