@@ -593,15 +593,28 @@ def _takers(ops: Sequence[ModelOp], setters: list[int], his: list[int],
     out: dict[str, tuple[Taker, ...]] = {}
     targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
     twice = set()
-    for o in ops:
-        if o.kind != "snapshot" or o.out not in targeted:
-            continue
+    # a sweep over the snapshots by invocation, along which ``after`` only grows: the
+    # setters invoked before it and returning no earlier are kept (``spanning``), those
+    # returning earlier dropped for good; the rest are those invoked from ``after`` to
+    # the snapshot's return, a slice of the setters by invocation (the session's
+    # thousands of ops are not looked at once per snapshot)
+    by_lo = sorted(setters, key=lambda n: ops[n].lo)
+    los = [ops[n].lo for n in by_lo]
+    spanning: list[int] = []
+    entered = 0
+    snaps = sorted((o for o in ops if o.kind == "snapshot" and o.out in targeted), key=lambda o: o.lo)
+    for o in snaps:
         if o.out in out:  # an id two snapshots returned (a broken store): not known which
             twice.add(o.out)
         j = bisect_left(his, o.lo)
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        out[o.out] = tuple((n, ops[n].arg if ops[n].kind in ROLLBACKS else None) for n in setters
-                           if ops[n].lo <= o.hi and ops[n].hi >= after)
+        start = bisect_left(los, after)
+        while entered < start:
+            spanning.append(by_lo[entered])
+            entered += 1
+        spanning = [n for n in spanning if ops[n].hi >= after]
+        near = sorted([*spanning, *by_lo[start:bisect_right(los, o.hi, start)]])
+        out[o.out] = tuple((n, ops[n].arg if ops[n].kind in ROLLBACKS else None) for n in near)
     for sid in twice:
         del out[sid]
     return out

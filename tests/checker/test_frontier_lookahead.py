@@ -12,6 +12,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import harness.checker.frontier as frontier
 from harness.checker.exact import replays
@@ -345,6 +347,37 @@ def test_a_setter_invoked_as_another_returns_does_not_hide_it() -> None:
         op(3, "rollback", 7, 8, "x"),
     ]
     assert _takers(ops, [0, 1, 3], [2, 3, 8], [0, 2, 7]) == {"x": ((0, None), (1, None))}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "rollback", "rollback?", "snapshot", "read"]),
+                          st.integers(0, 12), st.integers(0, 4), st.sampled_from("xy"),
+                          st.booleans()), max_size=24))
+def test_takers_are_the_setters_the_definition_names(raw: list[tuple[str, int, int, str, bool]]) -> None:
+    """The sweep that finds each snapshot's takers gives what their definition says, op
+    for op: the setters invoked by the snapshot's return and returning no earlier than
+    the latest invocation among the acknowledged setters returned before it began (long
+    ops, ops of unknown outcome and ties at the boundaries among them)."""
+    ops = [op(n, kind, lo, INF if kind == "rollback?" or (unknown and kind == "append") else lo + d,
+              sid if kind != "append" else f"t{n}", sid if kind == "snapshot" else None)
+           for n, (kind, lo, d, sid, unknown) in enumerate(raw)]
+    setters = [n for n, o in enumerate(ops) if o.kind in ("append", "rollback", "rollback?")]
+    done = sorted((ops[n].hi, ops[n].lo) for n in setters if ops[n].hi != INF)
+    his = [h for h, _ in done]
+    latest = [max(x for _, x in done[:k + 1]) for k in range(len(done))]
+    want: dict[str, tuple[tuple[int, Any], ...]] = {}
+    twice = set()
+    targeted = {o.arg for o in ops if o.kind.startswith("rollback")}
+    for o in ops:
+        if o.kind == "snapshot" and o.out in targeted:
+            if o.out in want:
+                twice.add(o.out)
+            after = max([lo for hi, lo in done if hi < o.lo], default=-(1 << 62))
+            want[o.out] = tuple((n, ops[n].arg if ops[n].kind != "append" else None) for n in setters
+                                if ops[n].lo <= o.hi and ops[n].hi >= after)
+    for sid in twice:
+        del want[sid]
+    assert _takers(ops, setters, his, latest) == want
 
 
 def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> None:
