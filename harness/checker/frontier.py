@@ -867,7 +867,10 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
 
 def _fits(s: Any, merged: Any, need: dict[str, Any], found_in: dict[str, Any]) -> bool:
     """Whether state ``s`` is one of those ``merged`` stands for and holds the contents
-    ``need`` asks for (snapshot id -> content; ``found_in``: candidates known to hold it)."""
+    ``need`` asks for (snapshot id -> content; ``found_in``: candidates known to hold it).
+
+    ``merged`` holds what ``need`` asks for (:func:`exact_path` keeps it so): only an
+    entry of ``s`` that is not the very entry of ``merged`` can lack it."""
     if s[0] != merged[0] or s[1] != merged[1] or s[3] != merged[3] or len(s[2]) != len(merged[2]):
         return False
     if s[2] is not merged[2]:
@@ -879,11 +882,9 @@ def _fits(s: Any, merged: Any, need: dict[str, Any], found_in: dict[str, Any]) -
                 if c.__class__ is frozenset:
                     if not c <= m[1]:
                         return False
+                    sid = e[0]
+                    if sid in need and c is not found_in.get(sid) and need[sid] not in c:
+                        return False
                 elif c != m[1]:
                     return False
-    if need:
-        for sid, c, _ in s[2]:
-            if (c.__class__ is frozenset and sid in need and c is not found_in.get(sid)
-                    and need[sid] not in c):
-                return False
     return True
