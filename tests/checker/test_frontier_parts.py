@@ -115,12 +115,16 @@ def test_a_state_fits_a_merged_one_it_is_part_of() -> None:
     assert _fits(state(("x", cands(A), 1), ("y", C, 1)), merged, {"x": A}, {})
     assert not _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"x": A}, {})
     assert _fits(state(("x", cands(B), 1), ("y", C, 1)), merged, {"z": A}, {})  # not one of its
-    # ... also where the entry is the merged state's own object
-    assert not _fits(merged, merged, {"x": C}, {})
+    # ... looked for in an entry that is not the merged state's own object: the merged
+    # state holds what the way back needs of it (exact_path keeps it so), so its own
+    # entries are taken at their word
+    assert _fits(merged, merged, {"x": A}, {})
+    assert not _fits(state(("x", cands(A, B), 1), ("y", C, 1)), merged, {"x": C}, {})
     # candidates the way back found it in already are taken at their word, not looked in
     # again (hashing a content of hundreds of turns each time)
-    assert _fits(merged, merged, {"x": C}, {"x": merged[2][0][1]})
-    assert not _fits(merged, merged, {"x": C}, {"x": cands(A, B)})  # an equal set, another object
+    own_x = state(("x", merged[2][0][1], 1), ("y", C, 1))  # the very candidates, a new entry
+    assert _fits(own_x, merged, {"x": C}, {"x": merged[2][0][1]})
+    assert not _fits(own_x, merged, {"x": C}, {"x": cands(A, B)})  # an equal set, another object
 
 
 def _window_then_rollback(shown: list[str]) -> list[Any]:
