@@ -278,7 +278,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 nxt = merge(nxt, merged)  # type: ignore[arg-type]
             if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
                 nxt = tuple(nxt)
-            if restoring:
+            # (only a rollback, or a window that may close, changes what may explain a
+            # read: most steps have neither)
+            if restoring and (reads[n] or (states[0][3] if len(states) == 1 else True)):  # type: ignore[index]
                 lost = _unexplained(restoring, ops[n], states, nxt, lin | 1 << n, listing[n])
                 if lost is not None:
                     cons |= lost[3]
