@@ -105,7 +105,8 @@ def test_an_append_a_window_still_takes_is_tried_before_the_listing_that_ends_it
 
 
 # the steps each took when this was written, looking ahead from the start (5,696 and
-# 2,587), with room to spare: twice
+# 2,587, the same under every string hashing tried), with an eighth to spare: the
+# look-ahead skipped in configurations of several states takes 6,734 and 3,608
 @pytest.mark.parametrize(("early", "steps"), [(False, 5_696), (True, 2_587)])
 def test_a_turn_only_a_rollback_restores_is_looked_ahead_at(early: bool, steps: int) -> None:
     """``w8-restored``: proven when the search looks ahead from the start (as the default
@@ -114,7 +115,7 @@ def test_a_turn_only_a_rollback_restores_is_looked_ahead_at(early: bool, steps: 
     events = _events("w8-restored")
     (so,) = group_by_session(events)[0].values()
     ops = session_ops(so, Evidence())
-    out = search(ops, time.monotonic() + 300, 2 * steps, early=early, ahead=0)
+    out = search(ops, time.monotonic() + 300, steps + steps // 8, early=early, ahead=0)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
     assert search(ops, time.monotonic() + 300, 20_000, early=early, ahead=1 << 62).ok is None
