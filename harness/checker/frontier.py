@@ -151,7 +151,6 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
             for o in ops]
-    ghosts = _GHOST in role
     listing = [o.kind == "list" for o in ops]
     listings = any(listing)
     # the ops that change the turns and may be tried before a listing (one of unknown
@@ -192,6 +191,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         pos[n] = k
     # by position in by_lo, for the walk over the ops not placed
     lo_at, hi_at, needs_at = [lo[n] for n in by_lo], [hi[n] for n in by_lo], [needs[n] for n in by_lo]
+    role_at = [role[n] for n in by_lo]
     nxt_of = [*range(1, end + 1), 0]
     prv_of = [end, *range(end)]
     # the deepest dead end so far: (number of ops placed, those ops, its states); made
@@ -218,6 +218,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         m = INF
         free = ~lin
         out = []
+        roles = 0  # the roles among them, or-ed
         k = nxt_of[end]
         while k != end:
             if lo_at[k] > m:
@@ -225,15 +226,14 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             nk = needs_at[k]
             if not nk or not nk & free:  # (most need nothing: no AND with a long int)
                 out.append(by_lo[k])
+                roles |= role_at[k]
             if hi_at[k] < m:
                 m = hi_at[k]
             k = nxt_of[k]
         if len(out) > 1:
             out.sort(key=try_key.__getitem__)
-            if ghosts:
-                roles = list(map(role.__getitem__, out))
-                if _GHOST in roles and _ROLLBACK in roles:
-                    out = _ghosts_first(out, roles)
+            if roles == _GHOST | _ROLLBACK:
+                out = _ghosts_first(out, list(map(role.__getitem__, out)))
         return out
 
     lin, states, done = 0, start, 0
