@@ -829,6 +829,10 @@ def exact_path(step: Any, order: Sequence[ModelOp], layers: Sequence[States]) ->
         op = order[i]
         if len(layers[i]) == 1:  # the common case: the one state before steps to ``after``
             (before,) = layers[i]
+        elif layers[i] is layers[i + 1] and op.kind in OBSERVERS:
+            # an observer that left the set as it was: it steps each state to itself or
+            # to it with fewer windows open, and onto the whole set, so to itself
+            before = after
         else:
             # any will do (the path is a proof's, replayed, not shown); first one whose
             # contents are the very object ``after`` holds (the op left them as they were:
