@@ -18,7 +18,6 @@ Per session, after pairing (:mod:`~harness.checker.ops`):
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,7 +33,7 @@ from harness.checker.rollbacks import RollbackIndex
 from harness.checker.setup import KIND as SETUP_RACE
 from harness.checker.setup import setup_race
 from harness.checker.turns import LazyIndexes, OwnerLookup, Owners, TurnIndex
-from harness.history import Event
+from harness.history import Event, gc_paused
 
 if TYPE_CHECKING:
     from harness.checker.exact import Prover
@@ -57,9 +56,7 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None,
     t0 = time.perf_counter()
     # The checker allocates millions of small acyclic objects and frees them all at the
     # end; generational GC passes over a heap of millions of events would double its time.
-    gc_was_on = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         sessions, n_ops = group_by_session(events)
         found = Evidence()
         stats = check_sessions(sessions, found, prover)
@@ -73,9 +70,6 @@ def check_fast(events: Sequence[Event], flagged: set[str] | None = None,
         # Free the per-session pairs while GC is still off: re-enabled with millions of
         # them alive, its first young-generation pass would walk every one.
         del sessions
-    finally:
-        if gc_was_on:
-            gc.enable()
     stats.update(
         checker="fast" if prover is None else "fast+exact",
         events=len(events),

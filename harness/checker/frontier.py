@@ -533,8 +533,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     # the read began are dropped for good (that bound only grows), so each read looks at
     # the few ops around it, not at every op of the session (sorts are stable: ties
     # stay in the order of the ops)
-    takers = _takers(ops, setters, his, latest)
     by_lo = sorted(setters, key=lo.__getitem__)
+    takers = _takers(ops, by_lo, his, latest)
     taken = 0
     near_by: list[int] = []
     reach = NEG  # the latest return among the reads so far: setters invoked by then are in
@@ -577,13 +577,13 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     return out
 
 
-def _takers(ops: Sequence[ModelOp], setters: list[int], his: list[int],
+def _takers(ops: Sequence[ModelOp], by_lo: list[int], his: list[int],
             latest: list[int]) -> dict[str, tuple[Taker, ...]]:
     """For each snapshot a rollback may restore, taken by a known op (one of unknown
     outcome may have taken any id no op is known to take: it gets none), the appends and
     rollbacks that may be the last op to set the turns before the point whose state it
-    takes, as (op, the id a rollback restores; None for an append); ``setters``: the
-    appends and rollbacks; ``his`` and ``latest``: the returns of the acknowledged ones,
+    takes, as (op, the id a rollback restores; None for an append); ``by_lo``: the
+    appends and rollbacks in order of invocation; ``his`` and ``latest``: the returns of the acknowledged ones,
     sorted, and the latest invocation among those returned by each (:func:`_restoring`).
 
     The content a snapshot Y takes is the turns at some point of its window, which closes
@@ -602,7 +602,6 @@ def _takers(ops: Sequence[ModelOp], setters: list[int], his: list[int],
     # returning earlier dropped for good; the rest are those invoked from ``after`` to
     # the snapshot's return, a slice of the setters by invocation (the session's
     # thousands of ops are not looked at once per snapshot)
-    by_lo = sorted(setters, key=lambda n: ops[n].lo)
     los = [ops[n].lo for n in by_lo]
     spanning: list[int] = []
     entered = 0

@@ -377,7 +377,7 @@ def test_takers_are_the_setters_the_definition_names(raw: list[tuple[str, int, i
                                 if ops[n].lo <= o.hi and ops[n].hi >= after)
     for sid in twice:
         del want[sid]
-    assert _takers(ops, setters, his, latest) == want
+    assert _takers(ops, sorted(setters, key=lambda n: ops[n].lo), his, latest) == want
 
 
 def test_a_snapshot_not_taken_or_open_may_take_a_list_only_by_its_takers() -> None:

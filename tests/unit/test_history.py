@@ -457,3 +457,22 @@ def test_a_read_s_turns_are_pairs_as_each_item_says(v: list[Any]) -> None:
     import harness.history as history
 
     assert history._pairs(v) == all(map(history._pair, v))
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_gc_is_paused_inside_and_as_it_was_after_even_on_an_error(on: bool) -> None:
+    """``gc_paused`` (reading a history, the checks): off inside, then as it was, also when
+    the work inside raises; it never turns on a collector that was off."""
+    import gc
+
+    from harness.history import gc_paused
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if on else gc.disable)()
+        with pytest.raises(KeyError), gc_paused():
+            assert not gc.isenabled()
+            raise KeyError("x")
+        assert gc.isenabled() is on
+    finally:
+        (gc.enable if was else gc.disable)()
