@@ -311,9 +311,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             why = None
             if visited:  # else nothing was given up yet: nothing to compare with
                 seen = visited.get(key[0])
-                why = seen.get(nxt) if seen is not None else None
-                if why is None:
-                    why = _covered(failed, key[0], nxt)
+                if seen is not None:  # (a failed one is visited: none with these ops placed)
+                    why = seen.get(nxt)
+                    if why is None:
+                        why = _covered(failed, key[0], nxt)
             if why is not None:  # it fails, for reasons ``why`` holds: so may this one
                 cons |= why
                 if sure:
@@ -527,7 +528,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     placed adds the read's last turn, the turns were set by one of the rollbacks so
     placed, and the snapshot it restored held the read's list (:func:`_unexplained`).
     Reads of an empty list are left out (the start of the session holds one too)."""
-    kind, lo, hi, arg = ([getattr(o, f) for o in ops] for f in ("kind", "lo", "hi", "arg"))
+    kind, lo, hi, arg = [o.kind for o in ops], [o.lo for o in ops], [o.hi for o in ops], [o.arg for o in ops]
     setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
     done = sorted([(hi[n], lo[n]) for n in setters if hi[n] != INF])
     his = [h for h, _ in done]
@@ -547,7 +548,9 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     by_lo = sorted(setters, key=lo.__getitem__)
     takers = _takers(ops, by_lo, his, latest)
     taken = 0
-    near_by: list[int] = []
+    near_by: list[int] = []  # in order of invocation, as by_lo
+    near_lo: list[int] = []  # their invocations
+    dropped = NEG  # the bound ``after`` near_by was last cut to
     reach = NEG  # the latest return among the reads so far: setters invoked by then are in
     out: dict[str, list[Restored]] = {}
     showing = [n for n, o in enumerate(ops) if o.out and (kind[n] == "read" or kind[n] == "append")]
@@ -563,9 +566,16 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
             continue  # the append of its last turn may have set them
         while taken < len(by_lo) and lo[by_lo[taken]] <= reach:
             near_by.append(by_lo[taken])
+            near_lo.append(lo[by_lo[taken]])
             taken += 1
-        near_by = [n for n in near_by if hi[n] >= after]
-        near = [n for n in near_by if lo[n] <= hi[r] and n != r]
+        if after > dropped:
+            near_by = [n for n in near_by if hi[n] >= after]
+            near_lo = [lo[n] for n in near_by]
+            dropped = after
+        # those invoked by the time it returned: a prefix, near_by being in order of invocation
+        near = near_by[:bisect_right(near_lo, hi[r])]
+        if r in near:
+            near.remove(r)
         if any(kind[n] == "append" and arg[n] == last for n in near):
             continue  # an append may have set it
         back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
