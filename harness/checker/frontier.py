@@ -142,10 +142,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     hi = [o.hi for o in ops]
     by_lo = [n for _, _, n in sorted(zip(lo, hi, range(len(ops)), strict=True))]
     observer = [o.kind in OBSERVERS for o in ops]
-    # the list a read shows, an append's parent a read showed (not a ghost's) or the ids
-    # a listing shows: a set of states steps through such an op by a filter (:func:`_shown`)
-    shown = [o.out if o.kind in ("read", "list") or (o.kind == "append" and o.arg != GHOST)
-             else None for o in ops]
+    # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
+    # a set of states steps through it by a filter (:func:`_shown`)
+    filtered = [o.kind in ("read", "list") or (o.kind == "append" and o.out is not None) for o in ops]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first
     tier = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
@@ -265,13 +264,13 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             if len(states) == 1:  # then a 1-tuple
                 got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
                 nxt = tuple(got) if len(got) < 2 else frozenset(got)
-            elif shown[n] is not None and not any([x[3] for x in states]):
+            elif filtered[n] and not any([x[3] for x in states]):
                 # a read, a listing, or an append whose parent a read showed, with no
                 # window open: the lazy step keeps the states whose turns (or ids) it
                 # shows (an observer: those very states; an append: each with the one
                 # list it makes), so the set is a subset of one merged already, or its
                 # image, and merges no further
-                nxt = _shown(states, ops[n], shown[n])
+                nxt = _shown(states, ops[n])
             else:
                 nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
             if not nxt:
@@ -283,7 +282,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 steps += len(nxt)
                 continue
             work = len(nxt)
-            if work > 1 and len(states) > 1 and shown[n] is None:
+            if work > 1 and len(states) > 1 and not filtered[n]:
                 # one state per snapshot's choices, not one per combination (the states
                 # one state steps to differ in their turns or their ids: none merge);
                 # the very states again (an observer all of them allow, about a third
@@ -815,15 +814,15 @@ def _ghosts_first(out: list[int], roles: list[int]) -> list[int]:
     return [*out[:first], *(out[k] for k in rest)]
 
 
-def _shown(states: States, op: ModelOp, want: Any) -> States:
-    """The lazy step of a read, a listing or an append (the turns it shows, the ids, the
-    turns of its parent: ``want``) from a set of several states, none with a window open
-    (the step then changes the turns and nothing else): a read keeps the states whose
-    turns are ``want``, a listing those whose ids are (the very objects, and ``states``
-    itself when it keeps them all), an append each of those whose turns are ``want``
-    with its turn added. The same states as the lazy step makes one by one, without a
-    call for each or hashing the states again where an observer keeps them all."""
-    kind = op.kind
+def _shown(states: States, op: ModelOp) -> States:
+    """The lazy step of a read, a listing or an append whose parent a read showed from a
+    set of several states, none with a window open (the step then changes the turns and
+    nothing else): a read keeps the states whose turns are its ``out``, a listing those
+    whose ids are (the very objects, and ``states`` itself when it keeps them all), an
+    append each of those whose turns are its parent (``out``) with its turn added. The
+    same states as the lazy step makes one by one, without a call for each or hashing
+    the states again where an observer keeps them all."""
+    kind, want = op.kind, op.out
     kept = [s for s in states if s[1] == want] if kind == "list" else [s for s in states if s[0] == want]
     if kind != "append":
         if len(kept) == len(states):

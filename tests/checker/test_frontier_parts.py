@@ -1,7 +1,8 @@
 """The frontier search's parts on their own (harness.checker.frontier): which failed
 configuration covers another (``_one_covered``, ``_covered``, ``_failed``), which state
-of a merged set a proof's path may go through (``_fits``) and which ops the snapshot ids
-order (``_id_order``).
+of a merged set a proof's path may go through (``_fits``), which ops the snapshot ids
+order (``_id_order``) and how a set of states steps through an op that shows its turns
+(``_shown``).
 
 A lazy state is (turns, ids, contents, open windows); contents are (snapshot id, content,
 rollbacks left), a content fixed (a tuple of turns) or a set of candidates (a frozenset)."""
@@ -11,8 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _id_order, _one_covered
+from harness.checker.frontier import MAX_COVERING, _covered, _failed, _fits, _id_order, _one_covered, _shown
+from harness.checker.lazy import make_step
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
 
@@ -249,3 +253,31 @@ def test_a_failed_state_that_does_not_cover_does_not_end_the_look_through_the_ot
         assert _one_covered([fail(other, why=BOTH), covers], contents) == 2
     renamed = fail((("z", cands(A, B), 2), ("y", C, 1)), why=BOTH | 4)
     assert _one_covered([renamed, covers], contents) == 2
+
+
+_TURNS = st.lists(st.sampled_from(["a", "b", "c"]), max_size=3).map(tuple)
+_STATE = st.builds(
+    lambda turns, ids, content: (turns, frozenset(ids),
+                                 (("x", frozenset(content), 1),) if content else (), ()),
+    _TURNS, st.sets(st.sampled_from(["x", "y"])), st.sets(_TURNS, max_size=2))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_STATE, min_size=2, max_size=6, unique=True),
+       st.sampled_from(["read", "list", "append"]), _TURNS, st.sets(st.sampled_from(["x", "y"])))
+def test_a_set_steps_through_a_shown_op_as_the_lazy_step_steps_each_state(
+        states: list[Any], kind: str, turns: tuple[str, ...], ids: set[str]) -> None:
+    """``_shown`` (a read, a listing, an append whose parent a read showed, from several
+    states with no window open) makes the states the lazy step makes one by one: one as
+    a 1-tuple (none: an empty tuple), several as a frozenset, and a read or a listing
+    that keeps them all gives back the very set."""
+    out = frozenset(ids) if kind == "list" else turns
+    op = ModelOp(0, kind, 0, 1, arg="d" if kind == "append" else None, out=out)
+    given_ = frozenset(states)
+    step = make_step([op])
+    want = frozenset(s2 for s in given_ for s2 in step(s, op))
+    got = _shown(given_, op)
+    assert set(got) == want
+    assert type(got) is (tuple if len(want) < 2 else frozenset)
+    if kind != "append" and want == given_:
+        assert got is given_
