@@ -261,6 +261,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             n = todo.pop(0)
             cons |= reads[n]
             nxt: States
+            shown = False
             if len(states) == 1:  # then a 1-tuple
                 got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
                 nxt = tuple(got) if len(got) < 2 else frozenset(got)
@@ -270,7 +271,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 # shows (an observer: those very states; an append: each with the one
                 # list it makes), so the set is a subset of one merged already, or its
                 # image, and merges no further
-                nxt = _shown(states, ops[n])
+                nxt, shown = _shown(states, ops[n]), True
             else:
                 nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
             if not nxt:
@@ -282,7 +283,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 steps += len(nxt)
                 continue
             work = len(nxt)
-            if work > 1 and len(states) > 1 and not filtered[n]:
+            if work > 1 and len(states) > 1 and not shown:
                 # one state per snapshot's choices, not one per combination (the states
                 # one state steps to differ in their turns or their ids: none merge);
                 # the very states again (an observer all of them allow, about a third
