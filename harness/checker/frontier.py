@@ -219,7 +219,6 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         # falls to a completion, which is no earlier than its own invocation, and that no
         # earlier than the invocation of any op walked before it)
         m = INF
-        free = ~lin
         out = []
         roles = 0  # the roles among them, or-ed
         k = nxt_of[end]
@@ -227,7 +226,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             if lo_at[k] > m:
                 break
             nk = needs_at[k]
-            if not nk or not nk & free:  # (most need nothing: no AND with a long int)
+            if not nk or nk & lin == nk:  # (most need nothing: no AND with a long int)
                 out.append(by_lo[k])
                 roles |= role_at[k]
             if hi_at[k] < m:
