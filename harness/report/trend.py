@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from jinja2 import Environment, PackageLoader, select_autoescape
+
+from harness.report.html import templates
 
 __all__ = ["rows", "trend_html"]
 
@@ -48,7 +49,5 @@ def trend_html(data: list[dict[str, Any]]) -> str:
     series: dict[str, list[dict[str, Any]]] = {}
     for row in data:
         series.setdefault(f"{row['scenario']} · {row['store']}", []).append(row)
-    env = Environment(loader=PackageLoader("harness.report", "templates"),
-                      autoescape=select_autoescape(["html", "j2"]))
-    return env.get_template("trend.html.j2").render(
+    return templates().get_template("trend.html.j2").render(
         rows=data, series_json=orjson.dumps(series).decode())
