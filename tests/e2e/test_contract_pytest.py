@@ -8,7 +8,9 @@ import pytest
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist", *args)
+    # no langsmith plugin: its import is ~1.3 s of CPU per pytest process (pyproject.toml)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist",
+                                         "-p", "no:langsmith_plugin", *args)
 
 
 def test_pyargs_runs_the_contract_and_prints_its_table(pytester: pytest.Pytester) -> None:

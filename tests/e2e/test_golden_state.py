@@ -41,7 +41,9 @@ def test_memory_after_a_rollback_in_another_process(request, harness_golden, har
 
 
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:xdist", *args)
+    # no langsmith plugin: its import is ~1.3 s of CPU per pytest process (pyproject.toml)
+    return pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                                         "-p", "no:langsmith_plugin", *args)
 
 
 def test_a_baseline_is_written_then_kept_then_a_wiped_table_shows_as_a_diff(

@@ -10,6 +10,9 @@ import pytest
 import redis
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+#: each inner session's options: no cache, no langsmith plugin (its import alone is ~1.3 s
+#: of CPU per pytest process; pyproject.toml's addopts say why)
+INNER = ("-q", "-p", "no:cacheprovider", "-p", "no:langsmith_plugin")
 
 
 def _suite(pytester: pytest.Pytester, body: str) -> None:
@@ -26,7 +29,7 @@ def test_smoke(harness_run):
     assert (res.verdict, res.seed, res.scenario.workers) == ("pass", 3, 2)
     assert res.result.proof()["proven"] is True
 """)
-    pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess(*INNER).assert_outcomes(passed=1)
 
 
 def test_a_violation_fails_the_test_with_its_sentence_report_and_reproduce_command(
@@ -35,7 +38,7 @@ def test_a_violation_fails_the_test_with_its_sentence_report_and_reproduce_comma
 def test_zoo(harness_run):
     harness_run(SCENARIOS + "/sqlite-rollback.toml", seed=1, ops=60)
 """)
-    res = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    res = pytester.runpytest_subprocess(*INNER)
     res.assert_outcomes(failed=1)
     res.stdout.fnmatch_lines([
         "*harness: sqlite-rollback ended FAIL, expected pass*",
@@ -51,7 +54,7 @@ def test_zoo(harness_run):
     res = harness_run(SCENARIOS + "/sqlite-rollback.toml", expect="fail", seed=1, ops=60)
     assert "vanished-checkpoint" in res.result.counts()
 """)
-    pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess(*INNER).assert_outcomes(passed=1)
 
 
 def test_the_command_line_overrides_every_run(pytester: pytest.Pytester) -> None:
@@ -67,8 +70,7 @@ def test_smoke(harness_run):
     assert "--seed 7 --store sqlite" in res.reproduce
 """)
     res = pytester.runpytest_subprocess(
-        "-q", "-p", "no:cacheprovider", "--harness-seed", "7", "--harness-duration", "2.5",
-        "--harness-store", "sqlite")
+        *INNER, "--harness-seed", "7", "--harness-duration", "2.5", "--harness-store", "sqlite")
     res.assert_outcomes(passed=1)
 
 
@@ -90,7 +92,7 @@ def test_two(harness_redis):
 def test_sqlite(harness_sqlite, tmp_path):
     assert harness_sqlite == "sqlite:///" + str(tmp_path / "store.db")
 """)
-    pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    pytester.runpytest_subprocess(*INNER).assert_outcomes(passed=3)
     url = url_file.read_text()
     assert url.startswith("redis://127.0.0.1:")
     with pytest.raises(redis.ConnectionError):  # stopped with the session
@@ -102,6 +104,6 @@ def test_a_run_without_a_scenario_is_a_usage_error(pytester: pytest.Pytester) ->
 def test_nothing(harness_run):
     harness_run(seed=1)
 """)
-    res = pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider")
+    res = pytester.runpytest_subprocess(*INNER)
     assert res.ret != 0
     res.stdout.fnmatch_lines(["*harness_run needs a scenario*"])

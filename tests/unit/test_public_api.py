@@ -21,5 +21,6 @@ def test_harness_run_fixture(pytester: object) -> None:
             assert res.exit_code == 0 and res.result.valid is True
         """
     )
-    result = pytester.runpytest_subprocess("-q")  # type: ignore[attr-defined]
+    # no langsmith plugin: its import is ~1.3 s of CPU per pytest process (pyproject.toml)
+    result = pytester.runpytest_subprocess("-q", "-p", "no:langsmith_plugin")  # type: ignore[attr-defined]
     result.assert_outcomes(passed=1)
