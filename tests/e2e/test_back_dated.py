@@ -22,13 +22,20 @@ def test_each_backend_has_a_back_dated_store() -> None:
 
 
 @pytest.mark.parametrize("store", BACK_DATED)
-def test_back_dated_stores_are_never_reported_as_lost_turns(store: str, tmp_path: Path) -> None:
+def test_back_dated_stores_are_never_reported_as_lost_turns(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     info = BUILTINS[store]
     assert info.scenario is not None
+    # the five runs on the session's redis-server or PostgreSQL (each run in keys or a schema
+    # of its own): what is tested is how the shape is named; a run that starts its own
+    # server is test_runs.py's, and a PostgreSQL of its own was most of this test's time
+    urls = ({"redis_url": request.getfixturevalue("redis_url")} if info.backend == "redis" else
+            {"pg_url": request.getfixturevalue("postgres_server").url} if info.backend == "postgres"
+            else {})
     caught = 0
     for seed in range(1, 6):
         sc = load_scenario(SCENARIOS / info.scenario).with_overrides(store=store, seed=seed)
-        res = run(sc, reports=tmp_path / str(seed))
+        res = run(sc, reports=tmp_path / str(seed), **urls)
         counts = res.result.counts()
         assert "lost-turn" not in counts, (seed, counts)
         assert set(counts) <= {"back-dated-turn", "incompatible-order"}, (seed, counts)
