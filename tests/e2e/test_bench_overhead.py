@@ -23,7 +23,8 @@ def test_a_tiny_run_prints_a_ratio_per_store_and_the_cost_per_op() -> None:
     assert r.returncode == 0, r.stderr
     out = r.stdout
     fast = re.search(r"^sqlite +raw +\d+ ops/s +harness +\d+ ops/s +ratio (\d\.\d+) .*\(no target", out, re.M)
-    durable = re.search(r"^sqlite-durable +raw .* ratio \d\.\d+ .*(OK|BELOW TARGET)$", out, re.M)
+    # the durable ratio passes 10 when the raw store's fsyncs queue behind a busy disk (10.800 seen)
+    durable = re.search(r"^sqlite-durable +raw .* ratio \d+\.\d+ .*(OK|BELOW TARGET)$", out, re.M)
     assert fast and durable, out
     assert re.search(r"floor\): \d\.\d+", out), out
     assert re.search(r"^sqlite +raw [\d.]+ µs/op +harness \+-?[\d.]+ µs +floor \+-?[\d.]+ µs$", out, re.M), out
