@@ -193,7 +193,7 @@ def html_report(report: dict[str, Any], timeline: Timeline) -> str:
 @functools.cache
 def templates() -> Environment:
     """The report templates, one environment per process: a new one compiled the template
-    again for every page (~20 ms of CPU per run, most of a short run's coordinator time);
+    again for every page (4.5 ms of CPU for report.html.j2, 2026-11-29);
     jinja's own cache still reloads a template whose file changed."""
     return Environment(loader=PackageLoader("harness.report", "templates"),
                        autoescape=select_autoescape(["html", "j2"]))
