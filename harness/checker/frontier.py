@@ -58,6 +58,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Sequence
 from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, entry_index, make_step, merge, rank
@@ -140,7 +141,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     step = make_step(ops)
     lo = [o.lo for o in ops]
     hi = [o.hi for o in ops]
-    by_lo = [n for _, _, n in sorted(zip(lo, hi, range(len(ops)), strict=True))]
+    # by invocation, then return, then place (two stable sorts on ints)
+    by_lo = sorted(sorted(range(len(ops)), key=hi.__getitem__), key=lo.__getitem__)
     observer = [o.kind in OBSERVERS for o in ops]
     # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
     # a set of states steps through it by a filter (:func:`_shown`)
@@ -149,8 +151,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # their windows open as early as they can; then the rest, earliest completion first
     tier = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
     first, then = (lo, hi) if early else (hi, lo)
-    # the order of trying, as sort keys made once
-    try_key = [(tier[n], first[n], then[n], n) for n in range(len(ops))]
+    # the order of trying, as each op's rank in it, made once (candidates are sorted by
+    # it at every step: one int compared, not a tuple)
+    try_rank = [0] * len(ops)
+    for r, n in enumerate(sorted(range(len(ops)), key=lambda n: (tier[n], first[n], then[n], n))):
+        try_rank[n] = r
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
             for o in ops]
@@ -233,7 +238,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 m = hi_at[k]
             k = nxt_of[k]
         if len(out) > 1:
-            out.sort(key=try_key.__getitem__)
+            out.sort(key=try_rank.__getitem__)
             if roles == _GHOST | _ROLLBACK:
                 out = _ghosts_first(out, list(map(role.__getitem__, out)))
         return out
@@ -253,7 +258,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         if done == must:
             order = tuple(placed_order)
             # the sets of states along the order are the stack's: no need to step again
-            path = exact_path(step, [ops[n] for n in order], [*(x[1] for x in stack), states])
+            path = exact_path(step, [ops[n] for n in order], [*map(itemgetter(1), stack), states])
             return Outcome(True, explored=steps, order=order, path=path)
         moved = False
         while todo:
@@ -370,7 +375,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         backups += 1
         fresh = restoring is None and backups >= look_at
         if fresh:
-            restoring = _restoring(ops, bit)
+            restoring = _restoring(ops, bit, set(placed_order))
         lin, states, todo, done, up = stack.pop()
         cons |= up
         k = pos[placed_order.pop()]
@@ -489,16 +494,21 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
     by_hi = sorted(creator.items(), key=lambda x: ops[x[1]].hi)
     his = [ops[c].hi for _, c in by_hi]
     ids_by_hi = [sid for sid, _ in by_hi]
+    # the snapshots' ids by the time each listing returned, grown along the listings in
+    # order of return
+    invoked: set[str] = set()
+    for n in sorted((n for n, o in enumerate(ops) if o.kind == "list"), key=lambda n: ops[n].hi):
+        o = ops[n]
+        # the ids it shows whose snapshot had not returned when it was invoked (a few
+        # of the dozens either side: the sets are intersected at C speed)
+        for sid in o.out.intersection(ids_by_hi[bisect_left(his, o.lo):]):
+            needs[n] |= 1 << creator[sid]
+        # the ids it lacks whose snapshot was invoked before it returned
+        invoked.update(ids_by_lo[len(invoked):bisect_right(los, o.hi)])
+        for sid in invoked.difference(o.out):
+            needs[creator[sid]] |= 1 << n
     for n, o in enumerate(ops):
-        if o.kind == "list":
-            # the ids it shows whose snapshot had not returned when it was invoked (a few
-            # of the dozens either side: the sets are intersected at C speed)
-            for sid in o.out.intersection(ids_by_hi[bisect_left(his, o.lo):]):
-                needs[n] |= 1 << creator[sid]
-            # the ids it lacks whose snapshot was invoked before it returned
-            for sid in set(ids_by_lo[:bisect_right(los, o.hi)]).difference(o.out):
-                needs[creator[sid]] |= 1 << n
-        elif o.kind == "rollback-missing" and o.arg in creator:
+        if o.kind == "rollback-missing" and o.arg in creator:
             needs[creator[o.arg]] |= 1 << n
         elif o.kind == "rollback" and o.arg in creator:
             needs[n] |= 1 << creator[o.arg]
@@ -516,7 +526,8 @@ Taker = tuple[int, "str | None"]
 Restored = tuple[int, Any, tuple[tuple[int, str], ...], int, tuple["tuple[Taker, ...] | None", ...]]
 
 
-def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Restored]]:
+def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
+               skip: Collection[int] = ()) -> dict[str, list[Restored]]:
     """The reads whose list only a rollback can have set, by the snapshots it may restore;
     with them the appends whose parent a read showed (an append is placed only where the
     turns are its parent: to the search, a read of it).
@@ -526,7 +537,10 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
     between the two in real time (it would come after it). When none of the appends so
     placed adds the read's last turn, the turns were set by one of the rollbacks so
     placed, and the snapshot it restored held the read's list (:func:`_unexplained`).
-    Reads of an empty list are left out (the start of the session holds one too)."""
+    Reads of an empty list are left out (the start of the session holds one too), and
+    those in ``skip`` (placed on the search's path when it begins to look ahead: only a
+    backup past them would look at them again, and a read not looked at is one the
+    search does not cut short for, never one it gives up wrongly)."""
     kind, lo, hi, arg = [o.kind for o in ops], [o.lo for o in ops], [o.hi for o in ops], [o.arg for o in ops]
     setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
     done = sorted([(hi[n], lo[n]) for n in setters if hi[n] != INF])
@@ -559,6 +573,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int]) -> dict[str, list[Re
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
         if hi[r] > reach:
             reach = hi[r]
+        if r in skip:
+            continue
         last = want[-1]
         a = appender.get(last, -1)
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:

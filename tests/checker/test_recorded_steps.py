@@ -31,16 +31,16 @@ DATA = Path(__file__).parent / "data"
 
 #: (session file, earliest invocation first) -> steps, 2026-11-29.
 STEPS = {
-    ("w16-s1-c", False): 2_609,  # the look-ahead after 20 backups, then a back-up of 500 depths at once
+    ("w16-s1-c", False): 2_612,  # the look-ahead after 20 backups, then a back-up of 500 depths at once
     ("w16-s1-c", True): 9_220,
     ("w8-restored", False): 6_622,
-    ("w8-restored", True): 4_924,
+    ("w8-restored", True): 4_952,
     ("w4-listing", False): 8_782,  # listings tried after the ops a window still takes
     ("w4-listing", True): 5_516,
-    ("w16-s1-ghost", False): 2_297,  # ghost appends tried before the rollback that discards them
-    ("w16-s1-ghost", True): 10_440,
-    ("w16-s0-late", False): 3_483,  # what a snapshot not taken yet may take
-    ("w16-s0-late", True): 5_701,
+    ("w16-s1-ghost", False): 2_309,  # ghost appends tried before the rollback that discards them
+    ("w16-s1-ghost", True): 10_455,
+    ("w16-s0-late", False): 3_573,  # what a snapshot not taken yet may take
+    ("w16-s0-late", True): 5_761,
 }
 
 
