@@ -118,8 +118,8 @@ def step(state: State, op: ModelOp) -> list[State]:
         return [] if _get(snaps, op.out) is not None else [(turns, _put(snaps, op.out, ()))]
     if kind == "snapshot?":
         return [(turns, _put(snaps, sid, turns)) for sid in op.arg if _get(snaps, sid) is None]
-    if kind == "list":
-        return [state] if frozenset(map(_ids, snaps)) == op.out else []
+    if kind == "list":  # the ids are unique: as many, each listed, is the same set
+        return [state] if len(snaps) == len(op.out) and op.out.issuperset(map(_ids, snaps)) else []
     target = _get(snaps, op.arg)
     if kind == "rollback":
         return [] if target is None else [(target, snaps)]
