@@ -265,53 +265,76 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             n = todo.pop(0)
             cons |= reads[n]
             nxt: States
-            shown = False
-            if len(states) == 1:  # then a 1-tuple
-                got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
-                nxt = tuple(got) if len(got) < 2 else frozenset(got)
-            elif filtered[n] and not any([x[3] for x in states]):
-                # a read, a listing, or an append whose parent a read showed, with no
-                # window open: the lazy step keeps the states whose turns (or ids) it
-                # shows (an observer: those very states; an append: each with the one
-                # list it makes), so the set is a subset of one merged already, or its
-                # image, and merges no further
-                nxt, shown = _shown(states, ops[n]), True
+            if len(states) == 1 and (restoring is None or not (reads[n] or states[0][3])):  # type: ignore[index]
+                # one state, and no look-ahead or none this step needs (most steps): what
+                # the steps below come to
+                s0 = states[0]  # type: ignore[index]
+                got = step(s0, ops[n])
+                if len(got) == 1:
+                    s1 = got[0]
+                    # an observer its state allows: the very states (one object for
+                    # both, which the visited set keeps one copy of)
+                    same = observer[n] and (s1 is s0 or s1 == s0)
+                    nxt = states if same else (s1,)
+                    sure = same and not s0[3]  # ... with no window open
+                    work = 1
+                else:
+                    if not got:
+                        continue
+                    nxt = frozenset(got)  # distinct states
+                    if len(nxt) > MAX_STATES:
+                        skipped = True
+                        steps += len(nxt)
+                        continue
+                    work, sure = len(nxt), False
             else:
-                nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
-            if not nxt:
-                continue
-            if len(nxt) > MAX_STATES:
-                # too many to carry: not explored, so the search can still prove the
-                # session another way, but no longer refute it
-                skipped = True
-                steps += len(nxt)
-                continue
-            work = len(nxt)
-            if work > 1 and len(states) > 1 and not shown:
-                # one state per snapshot's choices, not one per combination (the states
-                # one state steps to differ in their turns or their ids: none merge);
-                # the very states again (an observer all of them allow, about a third
-                # of these steps on 16-writer sessions) are merged as they are
-                nxt = states if nxt == states else merge(nxt, merged)  # type: ignore[arg-type]
-            if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
-                nxt = tuple(nxt)
-            # (only a rollback, or a window that may close, changes what may explain a
-            # read: most steps have neither)
-            if restoring and (reads[n] or (states[0][3] if len(states) == 1 else True)):  # type: ignore[index]
-                lost = _unexplained(restoring, ops[n], states, nxt, lin | 1 << n, listing[n])
-                if lost is not None:
-                    cons |= lost[3]
-                    if not _explains(states, lost, lin):  # it was lost before this op
-                        jump = _dead_from(stack, lost), lost[3]
-                        break
+                shown = False
+                if len(states) == 1:  # then a 1-tuple
+                    got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
+                    nxt = tuple(got) if len(got) < 2 else frozenset(got)
+                elif filtered[n] and not any([x[3] for x in states]):
+                    # a read, a listing, or an append whose parent a read showed, with no
+                    # window open: the lazy step keeps the states whose turns (or ids) it
+                    # shows (an observer: those very states; an append: each with the one
+                    # list it makes), so the set is a subset of one merged already, or its
+                    # image, and merges no further
+                    nxt, shown = _shown(states, ops[n]), True
+                else:
+                    nxt = frozenset(s2 for s1 in states for s2 in step(s1, ops[n]))
+                if not nxt:
                     continue
-            # an observer every state allows (it rules none out); other ops seldom leave
-            # the states as they were, and comparing sets on every step costs
-            same = observer[n] and (nxt is states or nxt == states)
-            if same:
-                nxt = states  # one object for both: the visited set keeps one copy
+                if len(nxt) > MAX_STATES:
+                    # too many to carry: not explored, so the search can still prove the
+                    # session another way, but no longer refute it
+                    skipped = True
+                    steps += len(nxt)
+                    continue
+                work = len(nxt)
+                if work > 1 and len(states) > 1 and not shown:
+                    # one state per snapshot's choices, not one per combination (the states
+                    # one state steps to differ in their turns or their ids: none merge);
+                    # the very states again (an observer all of them allow, about a third
+                    # of these steps on 16-writer sessions) are merged as they are
+                    nxt = states if nxt == states else merge(nxt, merged)  # type: ignore[arg-type]
+                if len(nxt) == 1 and nxt.__class__ is frozenset:  # one state: as a 1-tuple
+                    nxt = tuple(nxt)
+                # (only a rollback, or a window that may close, changes what may explain a
+                # read: most steps have neither)
+                if restoring and (reads[n] or (states[0][3] if len(states) == 1 else True)):  # type: ignore[index]
+                    lost = _unexplained(restoring, ops[n], states, nxt, lin | 1 << n, listing[n])
+                    if lost is not None:
+                        cons |= lost[3]
+                        if not _explains(states, lost, lin):  # it was lost before this op
+                            jump = _dead_from(stack, lost), lost[3]
+                            break
+                        continue
+                # an observer every state allows (it rules none out); other ops seldom leave
+                # the states as they were, and comparing sets on every step costs
+                same = observer[n] and (nxt is states or nxt == states)
+                if same:
+                    nxt = states  # one object for both: the visited set keeps one copy
+                sure = same and not any(x[3] for x in states)  # ... with no window open
             key = (lin | 1 << n, nxt)
-            sure = same and not any(x[3] for x in states)  # ... with no window open
             why = None
             if visited:  # else nothing was given up yet: nothing to compare with
                 seen = visited.get(key[0])
