@@ -108,13 +108,16 @@ def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[Laz
         turns, ids, contents, open_ = state
         if open_:  # an op invoked after a snapshot returned ends that snapshot's window
             lo = op.lo
-            if any(hi < lo for _, hi in open_):
+            if len(open_) == 1:  # (most often one: no generator for it)
+                if open_[0][1] < lo:
+                    open_ = ()
+            elif any(hi < lo for _, hi in open_):
                 open_ = tuple(x for x in open_ if x[1] >= lo)
         kind = op.kind
         if kind == "append":
             if op.out is not None and turns != op.out:
                 return []
-            new = DIRTY if op.arg == GHOST or turns == DIRTY else (*turns, op.arg)
+            new = DIRTY if op.arg == GHOST or turns == DIRTY else turns + (op.arg,)
             return [(new, ids, _grow(contents, open_, new) if open_ else contents, open_)]
         if kind == "read":  # the same state object when nothing changed: searches keep one copy
             if turns != op.out:
