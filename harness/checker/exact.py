@@ -561,15 +561,23 @@ def session_ops(so: SessionOps, found: Evidence) -> list[ModelOp]:
     created = _snapshot_ops(so, add)
     referenced = _rollback_ops(so, add)
     targeted = set(referenced)  # ids a rollback may restore: only their content matters
+    # the last listing's ids, as returned and as a set: about half the listings return
+    # what the one before did, and then share its set (checked, and compared, once)
+    last_v: Any = None
+    listed: frozenset[str] = frozenset()
     for inv, comp in so.lists:
         if comp is not None and comp.type in ("ok", "fail"):
             v = comp.value
+            if comp.type == "ok" and last_v is not None and v == last_v:
+                add("list", inv, comp, comp.time, out=listed)
+                continue
             ok = comp.type == "ok" and type(v) is list and set(map(type, v)) <= _STR
             if not ok:
                 _unreadable(so.session, "list_snapshots", inv, comp, found)
             else:
                 referenced.update(v)
-                add("list", inv, comp, comp.time, out=frozenset(v))
+                last_v, listed = v, frozenset(v)
+                add("list", inv, comp, comp.time, out=listed)
     return _tighten(appends, reads, rest, twice, unknown, tuple(sorted(referenced - created)),
                     frozenset(targeted))
 
