@@ -48,3 +48,27 @@ def test_the_overlap_counts_the_ops_pending_at_each_invocation() -> None:
     assert _overlap(ops((0, 5), (4, 6))) == 3 / 2
     assert _overlap(ops((0, INF), (1, 2), (3, 4))) == 5 / 3  # never returned: pending
     assert _overlap(ops((3, 4), (0, 1), (0, 2))) == (1 + 2 + 1) / 3  # any order of ops
+
+
+def test_a_listing_that_returns_what_the_one_before_did_shares_its_set() -> None:
+    """A listing whose ids are those of the listing before shares that one's set (the
+    lazy step then compares by identity); one whose value is no list is unreadable,
+    whatever came before it, and does not become the one a later listing is compared
+    with."""
+    h = H()
+    h.inv(0, "list_snapshots", "s")
+    h.ok(0, "")  # malformed: a string
+    h.snapshot(0, "s", "x")
+    h.list(0, "s", ["x"])
+    h.list(0, "s", ["x"])
+    h.inv(0, "list_snapshots", "s")
+    h.ok(0, "x")  # malformed again, after a good one
+    [so] = group_by_session(h.events)[0].values()
+    found = Evidence()
+    lists = [o for o in session_ops(so, found) if o.kind == "list"]
+    assert [o.out for o in lists] == [frozenset({"x"})] * 2
+    assert lists[0].out is lists[1].out
+    # each keeps its own events, which a violation's evidence names
+    assert [o.comp.index for o in lists if o.comp is not None] == [
+        e.index for e in h.events if e.f == "list_snapshots" and e.value == ["x"]]
+    assert found.totals == {"unreadable": 2}
