@@ -141,8 +141,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     step = make_step(ops)
     lo = [o.lo for o in ops]
     hi = [o.hi for o in ops]
-    # by invocation, then return, then place (two stable sorts on ints)
-    by_lo = sorted(sorted(range(len(ops)), key=hi.__getitem__), key=lo.__getitem__)
+    # by invocation (ops invoked at one instant are walked in either order: the set
+    # walked and its earliest completion are the same)
+    by_lo = sorted(range(len(ops)), key=lo.__getitem__)
     observer = [o.kind in OBSERVERS for o in ops]
     # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
     # a set of states steps through it by a filter (:func:`_shown`)
@@ -154,7 +155,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # the order of trying, as each op's rank in it, made once (candidates are sorted by
     # it at every step: one int compared, not a tuple)
     try_rank = [0] * len(ops)
-    for r, n in enumerate(sorted(range(len(ops)), key=lambda n: (tier[n], first[n], then[n], n))):
+    for r, n in enumerate(sorted(range(len(ops)), key=lambda n: (tier[n], first[n], then[n]))):  # stable
         try_rank[n] = r
     must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
     role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
