@@ -67,6 +67,8 @@ class Watch:
         self.started: list[Handle] = []  # the readers, stopped with the workers
         self.last_retire = 0.0
         self.last_poll = 0.0
+        self.behind = False  # the last poll stopped at its deadline: the next is due at once
+        self.last_progress = 0.0
         self.t0 = time.monotonic()
         self.window: deque[tuple[float, int]] = deque(maxlen=8)
 
@@ -91,15 +93,18 @@ class Watch:
         return time.monotonic() >= self.next_due()
 
     def next_due(self) -> float:
-        """When the next poll is due (monotonic s): every :data:`POLL_S`."""
-        return self.last_poll + POLL_S
+        """When the next poll is due (monotonic s): every :data:`POLL_S`, or at once while
+        the merge is behind."""
+        return self.last_poll if self.behind else self.last_poll + POLL_S
 
-    def poll(self, board: Board, live: set[int]) -> list[Handle]:
-        """Merge and check what the logs have grown by; move the board's floor to the
-        generation of the slowest of the ``live`` slots; start the reader of the
-        generations that became quiescent (returned, to be waited for)."""
+    def poll(self, board: Board, live: set[int], until: float | None = None) -> list[Handle]:
+        """Merge and check what the logs have grown by, until ``until`` (a
+        ``time.monotonic()`` value: the rest at the next poll, then due at once; see
+        :meth:`harness.runner.streaming.RunStream.poll`); move the board's floor to the generation of the slowest
+        of the ``live`` slots; start the reader of the generations that became quiescent
+        (returned, to be waited for)."""
         self.last_poll = time.monotonic()
-        self.stream.poll(*self.bounds())
+        self.behind = not self.stream.poll(*self.bounds(), until=until)
         d = self.plan.draw
         if self.plan.explicit is not None or not d.session_lifetime:
             return []
@@ -130,9 +135,14 @@ class Watch:
         self.started.append(reader)
         return reader
 
+    def progress_due(self) -> bool:
+        """Whether to say the progress after a poll: after one that merged all it could,
+        or :data:`POLL_S` after the last said (a merge behind polls at once, again and again)."""
+        return not self.behind or time.monotonic() - self.last_progress >= POLL_S
+
     def progress(self, done: int, workers: int, begun: int) -> dict[str, Any]:
         """The ``progress`` event's data (the coordinator's docstring lists its keys)."""
-        now = time.monotonic()
+        now = self.last_progress = time.monotonic()
         self.window.append((now, begun))
         t0, n0 = self.window[0]
         rate = (begun - n0) / (now - t0) if now > t0 else 0.0

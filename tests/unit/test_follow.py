@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from harness.history import iter_log, merge
 from harness.history_files import compress_log, log_files
 from harness.runner.follow import Ended, Follower
+from harness.runner.streaming import RunStream
 
 
 def _line(process: int | str, time: int, n: int) -> bytes:
@@ -99,3 +100,46 @@ def test_a_writer_that_breaks_its_bound_is_counted_late(tmp_path: Path) -> None:
     (tmp_path / "1.jsonl").write_bytes(_line(1, 5, 0))  # earlier than its bound said
     assert [e.time for e in f.poll({"1": None}) if not isinstance(e, Ended)] == [5]
     assert f.late == 1
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.events: list[object] = []
+
+    def feed(self, e: object) -> None:
+        self.events.append(e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(logs=logs_st, seed=st.integers(0, 2**32))
+def test_a_merge_cut_short_goes_on_where_it_stopped(tmp_path_factory: object, logs: list[
+        tuple[str, int, list[int]]], seed: int) -> None:
+    """The coordinator's merge stops when a fault is due (``until``) and goes on at the next
+    poll: polls cut short after one event, with the logs growing between them and new
+    bounds each time, give the batch merge all the same."""
+    d = Path(tmp_path_factory.mktemp("h"))  # type: ignore[attr-defined]
+    rng = random.Random(seed)
+    data = {name: b"".join(_line(name, start + sum(steps[:i + 1]), i) for i in range(len(steps)))
+            for name, start, steps in logs}
+    written = dict.fromkeys(data, 0)
+    sink = _Sink()
+    stream = RunStream(d, sinks=[sink], compress=False)
+    cut = 0
+    while any(written[n] < len(data[n]) for n in data):
+        name = rng.choice(sorted(n for n in data if written[n] < len(data[n])))
+        k = rng.randint(1, len(data[name]) - written[name])
+        with open(d / f"{name}.jsonl", "ab") as fh:
+            fh.write(data[name][written[name]: written[name] + k])
+        written[name] += k
+        # bounds: each writer's start, or the time of the last whole line it wrote
+        bounds: dict[str, int | None] = {}
+        for n, start, _ in logs:
+            lines = data[n][: written[n]].splitlines()
+            bounds[n] = orjson.loads(lines[-1])["time"] if lines and data[n][: written[n]].endswith(b"\n") else start
+        cut += not stream.poll(bounds, None, until=0.0 if rng.random() < 0.7 else None)
+    while not stream.poll({}, None, until=0.0):
+        cut += 1
+    expect = merge(iter_log(p) for p in log_files(d))
+    assert sink.events == expect
+    assert stream.follower.late == 0
+    assert cut > 0 or len(expect) <= 1
