@@ -100,9 +100,9 @@ class Watch:
     def poll(self, board: Board, live: set[int], until: float | None = None) -> list[Handle]:
         """Merge and check what the logs have grown by, until ``until`` (a
         ``time.monotonic()`` value: the rest at the next poll, then due at once; see
-        :meth:`harness.runner.streaming.RunStream.poll`); move the board's floor to the generation of the slowest
-        of the ``live`` slots; start the reader of the generations that became quiescent
-        (returned, to be waited for)."""
+        :meth:`harness.runner.streaming.RunStream.poll`); move the board's floor to the
+        generation of the slowest of the ``live`` slots; start the reader of the
+        generations that became quiescent (returned, to be waited for)."""
         self.last_poll = time.monotonic()
         self.behind = not self.stream.poll(*self.bounds(), until=until)
         d = self.plan.draw
