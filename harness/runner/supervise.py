@@ -5,8 +5,9 @@ process the run started outlives it.
 A :class:`Supervisor` wraps the whole run. A daemon thread samples the coordinator and
 each of its descendants every ``interval`` s: workers and their replacements, the final
 reader, the nemesis's helpers, the managed ``redis-server`` (a new pid after a restart).
-Processes that already existed when it started (a test's own server) are not the run's
-and are left alone. After the run, :meth:`Supervisor.report` lists what is still alive
+Processes that already existed when it started (a test's own server), and those they
+start while the run goes on (that server's backend for a worker's connection), are not the
+run's and are left alone. After the run, :meth:`Supervisor.report` lists what is still alive
 (``leftover``: a harness bug, so it is also killed) and summarises each process, keeping a
 thinned series of at most :data:`SERIES_MAX` points per process for plots.
 
@@ -19,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import statistics
 import threading
@@ -135,7 +137,7 @@ class Supervisor:
 
     def __enter__(self) -> Supervisor:
         self.t0 = time.monotonic()
-        self.before = {p.pid for p in self._descendants()}
+        self.before = {p.pid for p in self._tree()}
         self.thread = threading.Thread(target=self._loop, name="harness-supervisor",
                                        daemon=True)
         self.thread.start()
@@ -147,11 +149,33 @@ class Supervisor:
             self.thread.join()
         self.sample()  # processes that lived between the last tick and the end
 
-    def _descendants(self) -> list[psutil.Process]:
+    def _tree(self) -> list[psutil.Process]:
         try:
             return list(self.root.children(recursive=True))
         except psutil.Error:
             return []
+
+    def _descendants(self) -> list[psutil.Process]:
+        """The root's descendants but those of the processes that existed when the run
+        began: a PostgreSQL server a test suite started (a child of the process that calls
+        ``run()``) forks a backend for each connection, and one a run's worker opened is
+        that server's, not the run's (killed as a leftover, its server restarted in crash
+        recovery, and failed to)."""
+        procs = self._tree()
+        if not self.before:
+            return procs
+        parent: dict[int, int] = {}
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                parent[p.pid] = p.ppid()
+        out = []
+        for p in procs:
+            pid = parent.get(p.pid)
+            while pid is not None and pid != self.root.pid and pid not in self.before:
+                pid = parent.get(pid)
+            if pid is None or pid == self.root.pid:
+                out.append(p)  # (one whose parent left, reparented: not below the root)
+        return out
 
     def _loop(self) -> None:
         while True:

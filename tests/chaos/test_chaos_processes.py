@@ -133,3 +133,42 @@ def test_supervisor_samples_every_process_and_flags_steady_growth(
     for w in workers:
         assert {(w["pid"], "rss"), (w["pid"], "fds")} <= leaks, resources["leaks"]
     assert resources["leftover"] == []
+
+
+def test_a_server_started_before_the_run_keeps_the_children_it_forks_during_it() -> None:
+    """A process that existed before the run (a test suite's PostgreSQL, which forks a
+    backend for each connection a worker opens) is not the run's, nor is what it forks
+    while the run goes on: not sampled, not killed as a leftover. A process the run
+    starts itself still is."""
+    from harness.runner.supervise import Supervisor
+
+    server = subprocess.Popen(  # forks a child when told to, as a server does per connection
+        [sys.executable, "-c", "import subprocess, sys; sys.stdin.readline(); "
+         "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+         "print(c.pid, flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    ours = None
+    try:
+        with Supervisor(interval=0.05) as sup:
+            server.stdin.write("fork\n")
+            server.stdin.flush()
+            forked = int(server.stdout.readline())
+            ours = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            sup.sample()
+        left = {x["pid"] for x in sup.leftovers()}
+        assert left == {ours.pid}
+        ours.wait(timeout=10)  # (killed and reaped by the supervisor)
+        assert not psutil.pid_exists(ours.pid)
+        assert psutil.Process(forked).status() != psutil.STATUS_ZOMBIE  # left alone
+        assert forked not in {pid for pid, _ in sup.tracks}
+        assert ours.pid in {pid for pid, _ in sup.tracks}
+    finally:
+        with contextlib.suppress(psutil.Error):
+            for p in psutil.Process(server.pid).children(recursive=True):
+                p.kill()
+        server.kill()
+        server.wait()
+        if ours is not None and ours.poll() is None:
+            ours.kill()
+            ours.wait()
