@@ -73,9 +73,10 @@ __all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "begin", "exact_path", "search"]
 MAX_CONFIGURATIONS = 150_000
 #: States one configuration may hold at most (choices no result has ruled out yet): one
 #: with more is not explored, and the search goes on to prove the session another way, but
-#: can then no longer refute it (undecided where it would have said no), and no longer
-#: remembers failed configurations to cover others with (one with fewer candidates may
-#: hold fewer states).
+#: can then no longer refute it by trying every way (undecided where it would have said
+#: no; the look-ahead still refutes it where the start itself cannot explain a read, which
+#: no configuration explored or not changes), and no longer remembers failed
+#: configurations to cover others with (one with fewer candidates may hold fewer states).
 MAX_STATES = 20_000
 #: Failed configurations remembered for each set of placed ops, turns, ids and open
 #: windows, to be compared with by candidate contents (:func:`_covered`): the latest
@@ -245,6 +246,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         return out
 
     lin, states, done = 0, start, 0
+    leaf = True  # no configuration entered from this one yet
     todo = candidates(lin)
     jump: tuple[int, int] | None = None  # (depth, reasons): back up there at once
     mark = 256  # the next yield: steps go up by a configuration's states, not by one
@@ -306,7 +308,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                     continue
                 if len(nxt) > MAX_STATES:
                     # too many to carry: not explored, so the search can still prove the
-                    # session another way, but no longer refute it
+                    # session another way, but no longer refute it by exhaustion
                     skipped = True
                     steps += len(nxt)
                     continue
@@ -359,6 +361,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             nxt_of[prv_of[k]] = nxt_of[k]
             prv_of[nxt_of[k]] = prv_of[k]
             lin, states = key
+            leaf = True
             cons = 0
             done += hi[n] != INF
             todo = candidates(lin)
@@ -390,17 +393,23 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                 nxt_of[prv_of[k]] = k
                 prv_of[nxt_of[k]] = k
             cons |= up
+            leaf = False
             continue
         if not stack:
             return outcome(None if skipped else False)
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
             _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
         visited.setdefault(lin, {})[states] = cons
-        backups += 1
+        if not leaf or ahead is not None:
+            # (by default a configuration that entered none is not counted: such failures
+            # come cheap and in runs, an op that ran for long tried at each depth on the
+            # way back and failing at once, and the look-ahead has nothing to find there)
+            backups += 1
         fresh = restoring is None and backups >= look_at
         if fresh:
             restoring = _restoring(ops, bit, set(placed_order))
         lin, states, todo, done, up = stack.pop()
+        leaf = False
         cons |= up
         k = pos[placed_order.pop()]
         nxt_of[prv_of[k]] = k
