@@ -104,7 +104,12 @@ LOOKAHEAD_AFTER = 0.1
 #: recordings together, 0.84-0.89x the CPU over three runs (after 5, 10 or 20 backups:
 #: within 2% of each other; after 50, 0.95x), of the 12 recordings of 8 writers 0.97x. On
 #: ``tests/checker/data``: ``w8-restored`` 6,726 steps (11,009 after a tenth per op),
-#: ``w16-s1-c`` 2,610 (3,385), ``w16-s1-a`` 2,957 (3,990), none more.
+#: ``w16-s1-c`` 2,610 (3,385), ``w16-s1-a`` 2,957 (3,990), none more. By default a
+#: backup counts only where the configuration given up had entered one (2026-11-29,
+#: seventh session): the frontier search of the sessions with rollbacks of eight W16 N200
+#: recordings and six hard ones of ``tests/checker/data`` 0.94x the CPU, of the 24 smoke
+#: recordings of 2-16 writers 0.99x (W16 N200 0.87-0.89x); ``w16-s1-a`` 3,386 steps
+#: (2,957), ``w8-restored`` 6,519 (6,622), ``w16-s0-late`` 3,466 (3,573).
 LOOKAHEAD_MAX = 20
 
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
