@@ -174,7 +174,7 @@ class Supervisor:
             while pid is not None and pid != self.root.pid and pid not in self.before:
                 pid = parent.get(pid)
             if pid is None or pid == self.root.pid:
-                out.append(p)  # (one whose parent left, reparented: not below the root)
+                out.append(p)  # (an ancestor gone since the listing: the run's, as before)
         return out
 
     def _loop(self) -> None:
