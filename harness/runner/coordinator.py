@@ -283,9 +283,13 @@ def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progr
     retired sessions (waited for too). Progress counts the ops the workers have begun, as
     they mark them on the ``board``."""
     live = list(handles)
+
+    def due() -> float:  # the deadline, or the nemesis's next fault (or end) if sooner
+        return deadline if nemesis is None else min(deadline, nemesis.next_due())
+
     while live:
         check_stop()
-        wake = deadline if nemesis is None else min(deadline, nemesis.next_due())
+        wake = due()
         if watch is not None:  # merging takes time: keep to its period all the same
             wake = min(wake, watch.next_due())
         timeout = max(0.0, min(0.5, wake - time.monotonic()))
@@ -304,9 +308,8 @@ def _reap(launcher: Launcher, handles: list[Handle], deadline: float, say: Progr
             # a stop signal is only remembered here (the loop's check_stop raises it):
             # raised mid-merge it would leave lines read but not fed, and they would be lost
             # (the merge stops where a fault or the deadline is due, and goes on after it)
-            until = deadline if nemesis is None else min(deadline, nemesis.next_due())
             with holding_stop_signals():
-                live += watch.poll(board, {h.slot for h in live if h.slot >= 0}, until)
+                live += watch.poll(board, {h.slot for h in live if h.slot >= 0}, due())
             if watch.progress_due():
                 say("progress", watch.progress(sum(h.exitcode is not None for h in handles),
                                                len(handles), sum(i + 1 for i in board.progress)))
