@@ -58,12 +58,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Sequence
 from itertools import accumulate, chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, entry_index, make_step, merge, rank
 from harness.checker.linearize import OBSERVERS, Budget, Outcome, Run, drive
-from harness.checker.model import GHOST, ModelOp
+from harness.checker.model import GHOST, OP_KINDS, ModelOp
 from harness.checker.ops import INF, NEG
 
 __all__ = ["MAX_CONFIGURATIONS", "MAX_STATES", "begin", "exact_path", "search"]
@@ -145,32 +145,31 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     ``ahead``: backups per op after which it looks ahead (0: from the start; None, the
     default: :data:`LOOKAHEAD_AFTER` per op or :data:`LOOKAHEAD_MAX` in all, the fewer)."""
     step = make_step(ops)
-    lo = [o.lo for o in ops]
-    hi = [o.hi for o in ops]
+    # the ops' fields as lists, each made in one pass at C speed (a session has thousands)
+    kinds, lo, hi, args, outs = ([*map(get, ops)] for get in _FIELDS)
     # by invocation (ops invoked at one instant are walked in either order: the set
     # walked and its earliest completion are the same)
     by_lo = sorted(range(len(ops)), key=lo.__getitem__)
-    observer = [o.kind in OBSERVERS for o in ops]
+    observer = [*map(OBSERVERS.__contains__, kinds)]
     # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
     # a set of states steps through it by a filter (:func:`_shown`)
-    filtered = [o.kind in ("read", "list") or (o.kind == "append" and o.out is not None) for o in ops]
+    listing = [*map("list".__eq__, kinds)]
+    filtered = [k == "read" or x or (k == "append" and out is not None)
+                for k, x, out in zip(kinds, listing, outs, strict=True)]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first
-    tier = [0 if observer[n] else 1 if o.kind == "snapshot" else 2 for n, o in enumerate(ops)]
+    tier = [*map(_TIER.__getitem__, kinds)]
     first, then = (lo, hi) if early else (hi, lo)
     # the order of trying, as each op's rank in it, made once (candidates are sorted by
     # it at every step: one int compared, not a tuple)
-    try_rank = [0] * len(ops)
-    for r, n in enumerate(sorted(range(len(ops)), key=lambda n: (tier[n], first[n], then[n]))):  # stable
-        try_rank[n] = r
-    must = sum(1 for o in ops if o.hi != INF)  # ops that have to be placed
-    role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
-            for o in ops]
-    listing = [o.kind == "list" for o in ops]
+    try_rank = _inverse(sorted(range(len(ops)), key=[*zip(tier, first, then, strict=True)].__getitem__))  # stable
+    must = len(hi) - hi.count(INF)  # ops that have to be placed
+    role = [_GHOST if k == "append" and a == GHOST else _ROLLBACK if k in ROLLBACKS else 0
+            for k, a in zip(kinds, args, strict=True)]
     listings = any(listing)
     # the ops that change the turns and may be tried before a listing (one of unknown
     # outcome never is: it has no return before the listing's)
-    changer = [o.kind in ("append", "rollback") for o in ops]
+    changer = [*map(_CHANGERS.__contains__, kinds)]
     needs = _id_order(ops)
     # the configurations given up, by ops placed (Lowe's memoization): one is remembered
     # when the search backs up from it, not when it enters it, since one still on the
@@ -183,7 +182,8 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # what a failure depends on: the snapshots whose content a rollback tried below it
     # read (a bit each, :func:`_covered`); ``cons``, the configuration's so far
     bit = {sid: 1 << k for k, sid in enumerate(sorted({o.arg for o in ops if o.kind in ROLLBACKS}))}
-    reads = [bit[o.arg] if o.kind in ROLLBACKS else 0 for o in ops]
+    reads = [bit[a] if k in ROLLBACKS else 0 for k, a in zip(kinds, args, strict=True)]
+    read_at: dict[tuple[int, int], tuple[Any, list[int]]] = {}  # :func:`_failed`'s memo
     # the reads (and appends) only a rollback can explain, by the snapshots it may
     # restore: looked for once the search has backed up often enough (``ahead``)
     backups = 0
@@ -201,12 +201,9 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # finding the candidates walks only ops not placed (ops of unknown outcome, never
     # placed, would otherwise make every walk start at the first of them)
     end = len(ops)
-    pos = [0] * len(ops)
-    for k, n in enumerate(by_lo):
-        pos[n] = k
+    pos = _inverse(by_lo)
     # by position in by_lo, for the walk over the ops not placed
-    lo_at, hi_at, needs_at = [lo[n] for n in by_lo], [hi[n] for n in by_lo], [needs[n] for n in by_lo]
-    role_at = [role[n] for n in by_lo]
+    lo_at, hi_at, needs_at, role_at = ([*map(x.__getitem__, by_lo)] for x in (lo, hi, needs, role))
     nxt_of = [*range(1, end + 1), 0]
     prv_of = [end, *range(end)]
     # the deepest dead end so far: (number of ops placed, those ops, its states); made
@@ -389,7 +386,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             to, cons = jump
             jump = None
             while len(stack) >= to:
-                _failed(failed, lin, states, cons, bit)
+                _failed(failed, lin, states, cons, bit, read_at)
                 visited.setdefault(lin, {})[states] = cons
                 if not stack:
                     return outcome(False)
@@ -403,7 +400,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         if not stack:
             return outcome(None if skipped else False)
         if not skipped:  # every way on from it was tried (one skipped is not a failure:
-            _failed(failed, lin, states, cons, bit)  # fewer candidates, fewer states)
+            _failed(failed, lin, states, cons, bit, read_at)  # fewer candidates, fewer states)
         visited.setdefault(lin, {})[states] = cons
         if not leaf or ahead is not None:
             # (by default a configuration that entered none is not counted: such failures
@@ -462,19 +459,32 @@ def _covered(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States) 
 
 
 def _failed(failed: dict[int, dict[Any, list[Any]]], lin: int, states: States, why: int,
-            bit: dict[str, int]) -> None:
+            bit: dict[str, int], memo: dict[tuple[int, int], tuple[Any, list[int]]] | None = None) -> None:
     """Remember that configuration ``(lin, states)`` failed (the last
     :data:`MAX_COVERING` per key), for reasons that read the contents of the snapshots
     in ``why`` (``bit``: each snapshot id's). Only when it fails: one the search is still
     on has fewer ops placed than any it meets on the way (placed ops only grow along the
-    path), so it could not cover them, and a search that never backs up remembers nothing."""
+    path), so it could not cover them, and a search that never backs up remembers nothing.
+
+    ``memo``: the places read, by the contents' identity and ``why``, kept by the caller
+    across calls (states stepped from one share their contents object, and failures
+    come in runs: a walk over dozens of entries each time was most of this function)."""
     by_key = failed.setdefault(lin, {})
+    if memo is None:
+        memo = {}
     for s in states:
         got = by_key.setdefault((s[0], s[1], s[3]), [])
         if len(got) >= MAX_COVERING:
             del got[0]
         contents = s[2]
-        got.append((contents, [p for p, e in enumerate(contents) if bit.get(e[0], 0) & why], why))
+        if not why:
+            got.append((contents, [], why))
+            continue
+        known = memo.get((id(contents), why))
+        if known is None:  # (the memo holds the contents: their id stays theirs)
+            known = memo[id(contents), why] = (
+                contents, [p for p, e in enumerate(contents) if bit.get(e[0], 0) & why])
+        got.append((contents, known[1], why))
 
 
 def _one_covered(got: list[tuple[Any, list[int], int]] | None, contents: Any) -> int | None:
@@ -579,8 +589,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     those in ``skip`` (placed on the search's path when it begins to look ahead: only a
     backup past them would look at them again, and a read not looked at is one the
     search does not cut short for, never one it gives up wrongly)."""
-    kind, lo, hi, arg = [o.kind for o in ops], [o.lo for o in ops], [o.hi for o in ops], [o.arg for o in ops]
-    setters = [n for n, k in enumerate(kind) if k == "append" or k in ROLLBACKS]
+    kind, lo, hi, arg, outs = ([*map(get, ops)] for get in _FIELDS)
+    setters = [n for n, k in enumerate(kind) if k in _SETTERS]
     done = sorted([(hi[n], lo[n]) for n in setters if hi[n] != INF])
     his = [h for h, _ in done]
     # the latest invocation among the acknowledged setters so far, by return
@@ -604,7 +614,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     dropped = NEG  # the bound ``after`` near_by was last cut to
     reach = NEG  # the latest return among the reads so far: setters invoked by then are in
     out: dict[str, list[Restored]] = {}
-    showing = [n for n, o in enumerate(ops) if o.out and (kind[n] == "read" or kind[n] == "append")]
+    showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n]]
     for r in sorted(showing, key=lo.__getitem__):
         want = ops[r].out
         j = bisect_left(his, lo[r])  # the setters that returned before the read began
@@ -640,7 +650,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
             mask |= bit[sid]
             can = takers.get(sid)
             if can is not None:  # an append sets ``want`` only if it adds its last turn
-                can = tuple((m, z) for m, z in can if z is not None or arg[m] == last)
+                can = tuple([(m, z) for m, z in can if z is not None or arg[m] == last])
                 for _, z in can:
                     if z is not None:
                         mask |= bit[z]
@@ -819,6 +829,19 @@ def _holds(contents: Any, sid: str, want: Any) -> bool:
 
 
 _GHOST, _ROLLBACK = 1, 2
+_FIELDS = tuple(map(attrgetter, ("kind", "lo", "hi", "arg", "out")))
+#: Each kind's tier in the order of trying (:func:`begin`).
+_TIER = {k: 0 if k in OBSERVERS else 1 if k == "snapshot" else 2 for k in OP_KINDS}
+_CHANGERS = frozenset({"append", "rollback"})
+_SETTERS = frozenset({"append", *ROLLBACKS})
+
+
+def _inverse(perm: list[int]) -> list[int]:
+    """The inverse of a permutation of ``range(len(perm))``: each value's place."""
+    out = [0] * len(perm)
+    for k, n in enumerate(perm):
+        out[n] = k
+    return out
 
 
 def _listings_last(out: list[int], listing: list[bool], changer: list[bool], lo: list[int],
