@@ -57,8 +57,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Sequence
-from itertools import accumulate, chain
-from operator import attrgetter, itemgetter
+from itertools import accumulate, chain, compress
+from operator import attrgetter, is_not, itemgetter
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, entry_index, make_step, merge, rank
@@ -118,17 +118,18 @@ States = tuple[Any, ...] | frozenset[Any]
 
 
 def search(ops: Sequence[ModelOp], deadline: float, max_steps: int = 1 << 62,
-           early: bool = False, ahead: float | None = None) -> Outcome:
+           early: bool = False, ahead: float | None = None, join_unseen: bool = True) -> Outcome:
     """Decide whether ``ops`` (one session) have a linearization, by ``deadline`` (a
     ``time.monotonic()`` value) and within ``max_steps`` steps (each configuration counts
     the states in its set: a budget that does not depend on the machine's speed), with at
     most :data:`MAX_CONFIGURATIONS` remembered. When they do, the outcome's ``order`` and ``path`` (one
     run of the lazy model along it) are what :func:`~harness.checker.lazy.certify` needs.
-    ``early``, ``ahead``: see :func:`begin`."""
-    return drive(begin(ops, early, ahead), deadline, max_steps)
+    ``early``, ``ahead``, ``join_unseen``: see :func:`begin`."""
+    return drive(begin(ops, early, ahead, join_unseen), deadline, max_steps)
 
 
-def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = None) -> Run:
+def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = None,
+          join_unseen: bool = True) -> Run:
     """The search as a resumable run: it yields its step count from time to time (every
     256 steps), returns its outcome, and when
     :class:`~harness.checker.linearize.Budget` is thrown into it returns an undecided one
@@ -143,7 +144,11 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     281,000 the other; another session: 13,000 the other way, not 300,000 this way).
 
     ``ahead``: backups per op after which it looks ahead (0: from the start; None, the
-    default: :data:`LOOKAHEAD_AFTER` per op or :data:`LOOKAHEAD_MAX` in all, the fewer)."""
+    default: :data:`LOOKAHEAD_AFTER` per op or :data:`LOOKAHEAD_MAX` in all, the fewer).
+
+    ``join_unseen``: where a step leaves several states, keep those apart only in lists no
+    op left can show as one (:func:`_unseen_as_one`); False keeps them all (the same
+    verdict: tests of the other reductions turn it off to see theirs alone)."""
     step = make_step(ops)
     # the ops' fields as lists, each made in one pass at C speed (a session has thousands)
     kinds, lo, hi, args, outs = ([*map(get, ops)] for get in _FIELDS)
@@ -171,6 +176,25 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # outcome never is: it has no return before the listing's)
     changer = [*map(_CHANGERS.__contains__, kinds)]
     needs = _id_order(ops)
+    # the ops that show each list (reads, appends whose parent a read showed), by its last
+    # turn: made once a step first leaves several states (:func:`_unseen_as_one`)
+    shows: dict[str, list[int]] | None = None
+    # appends whose parent is not known and whose turn a read may show (a retried turn):
+    # while one is not placed, any list may yet be shown with its turn added
+    retries = [n for n, (k, a, out) in enumerate(zip(kinds, args, outs, strict=True))
+               if k == "append" and out is None and a != GHOST]
+
+    def unseen_as_one(nxt: frozenset[Any], lin: int) -> States:
+        """:func:`_unseen_as_one` of the states a step left (``lin`` placed then)."""
+        nonlocal shows
+        if not join_unseen or (retries and any(not lin >> r & 1 for r in retries)):
+            return nxt
+        if shows is None:
+            shows = {}
+            for k, (kd, out) in enumerate(zip(kinds, outs, strict=True)):
+                if out is not None and (kd == "read" or kd == "append"):
+                    shows.setdefault(out[-1] if out else "", []).append(k)
+        return _unseen_as_one(nxt, shows, lin)
     # the configurations given up, by ops placed (Lowe's memoization): one is remembered
     # when the search backs up from it, not when it enters it, since one still on the
     # stack cannot be met again (each step places one more op); a search that never backs
@@ -292,11 +316,12 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
                         steps += len(nxt)
                         continue
                     work, sure = len(nxt), False
+                    nxt = unseen_as_one(nxt, lin | 1 << n)
             else:
                 shown = False
                 if len(states) == 1:  # then a 1-tuple
                     got = step(states[0], ops[n])  # type: ignore[index]  # distinct states
-                    nxt = tuple(got) if len(got) < 2 else frozenset(got)
+                    nxt = tuple(got) if len(got) < 2 else unseen_as_one(frozenset(got), lin | 1 << n)
                 elif filtered[n] and not any([x[3] for x in states]):
                     # a read, a listing, or an append whose parent a read showed, with no
                     # window open: the lazy step keeps the states whose turns (or ids) it
@@ -889,6 +914,81 @@ def _ghosts_first(out: list[int], roles: list[int]) -> list[int]:
     first = roles.index(_ROLLBACK)
     rest = sorted(range(first, len(out)), key=lambda k: roles[k] != _GHOST)  # stable
     return [*out[:first], *(out[k] for k in rest)]
+
+
+#: What :func:`_unseen_as_one` puts in place of a list no op left can show.
+_UNSEEN = ("\x00unseen",)
+
+
+def _unseen_as_one(states: frozenset[Any], shows: dict[str, list[int]], lin: int) -> States:
+    """``states`` (several, stepped from one state; ``lin`` placed) with those that differ
+    only in lists that no op left can show kept as one: the least of them by turns and
+    contents, the same on every run. ``shows``: the reads and the appends whose parent a
+    read showed, by the last turn of the list each shows (the list itself when it is empty).
+
+    Exact, when no append whose parent is not known is left (a retried turn: the caller
+    checks). The turns are compared with a list only by a read or an append whose parent a
+    read showed, each with the list it shows; a snapshot copies the turns into its content
+    and a rollback copies a content back, unseen; an append of an unseen list cannot be
+    placed, and one that no read shows leaves :data:`~harness.checker.lazy.DIRTY` on any
+    list. So two states equal once each list no op left shows is replaced by one mark step,
+    op by op, to states equal in the same way (the ops left only shrink), and have the same
+    ways to the end. (A rollback that restores one of the dozens of lists its snapshot's
+    window passed through, its content then copied by snapshots and rolled back to again
+    but never shown, left that many states for hundreds of ops on recorded 16-writer
+    sessions, since the copies make the choices correlated, which
+    :func:`~harness.checker.lazy.merge` does not join: 12,452 steps, 4,521 with this.)
+
+    A list is told by its last turn: where two lists end with one turn (only a store that
+    broke shows such), both count as shown, which keeps states apart, never joins them."""
+    seen: dict[str, bool] = {}
+
+    def mark(v: Any) -> Any:
+        key = v[-1] if v else ""
+        got = seen.get(key)
+        if got is None:
+            ks = shows.get(key)
+            got = seen[key] = ks is not None and any(not lin >> k & 1 for k in ks)
+        return v if got else _UNSEEN
+
+    if all([mark(s[0]) is not _UNSEEN for s in states]):
+        return states  # (a rollback's choices of lists all still to be shown: the common case)
+    # the places in the contents where the states' entries differ (states stepped from one
+    # share their other entries, the very objects), each entry's lists marked once
+    first = next(iter(states))[2]
+    size = len(first)
+    if any(len(s[2]) != size for s in states):
+        places = range(max(len(s[2]) for s in states))
+    else:
+        vary: set[int] = set()
+        for s in states:
+            if s[2] is not first:
+                vary.update(compress(range(size), map(is_not, first, s[2])))
+        places = sorted(vary)  # type: ignore[assignment]
+    marked: dict[int, Any] = {}
+    groups: dict[Any, list[Any]] = {}
+    for s in states:
+        turns, ids, contents, open_ = s
+        key = [mark(turns), ids, open_, len(contents)]
+        for p in places:
+            if p >= len(contents):
+                break
+            e = contents[p]
+            got = marked.get(id(e))
+            if got is None:
+                sid, c, left = e
+                got = marked[id(e)] = (sid, frozenset(map(mark, c)) if c.__class__ is frozenset else mark(c), left)
+            key.append(got)
+        groups.setdefault(tuple(key), []).append(s)
+    if len(groups) == len(states):
+        return states
+
+    def order(s: Any) -> Any:  # (no frozenset's order: it varies with the string hashing)
+        return (len(s[0]), s[0], [(0, c) if c.__class__ is tuple else (1, sorted(c))
+                                  for c in (e[1] for e in s[2])])
+
+    kept = [g[0] if len(g) == 1 else min(g, key=order) for g in groups.values()]
+    return (kept[0],) if len(kept) == 1 else frozenset(kept)
 
 
 def _shown(states: States, op: ModelOp) -> States:
