@@ -777,7 +777,10 @@ def _explains(states: States, entry: Restored, lin: int) -> bool:
     """Whether some state of a configuration (``lin`` placed) may still explain the read of
     ``entry``, not placed (:func:`_may_explain`)."""
     _, want, back, _, takers = entry
-    return any(_may_explain(s, want, back, lin, takers) for s in states)
+    for s in states:  # noqa: SIM110  (most often one state: no generator made for it)
+        if _may_explain(s, want, back, lin, takers):
+            return True
+    return False
 
 
 def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], entry: Restored) -> int:
@@ -822,8 +825,13 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
         if lin >> n & 1:
             continue
         taken = sid in ids
-        if taken and _holds(contents, sid, want):
-            return True
+        if taken:  # (:func:`_holds`, made here: this runs for every read looked at)
+            i = bisect_left(contents, (sid,))
+            if i == len(contents) or contents[i][0] != sid:
+                return True
+            c = contents[i][1]
+            if c == want or (c.__class__ is frozenset and want in c):
+                return True
         if not taken or any(x[0] == sid for x in open_):
             ways = takers[k] if takers is not None else None
             if ways is None or _may_set(ways, s, want, lin):
@@ -983,12 +991,21 @@ def _unseen_as_one(states: frozenset[Any], shows: dict[str, list[int]], lin: int
     if len(groups) == len(states):
         return states
 
-    def order(s: Any) -> Any:  # (no frozenset's order: it varies with the string hashing)
-        return (len(s[0]), s[0], [(0, c) if c.__class__ is tuple else (1, sorted(c))
-                                  for c in (e[1] for e in s[2])])
-
-    kept = [g[0] if len(g) == 1 else min(g, key=order) for g in groups.values()]
+    kept = [g[0] if len(g) == 1 else _least(g, places) for g in groups.values()]
     return (kept[0],) if len(kept) == 1 else frozenset(kept)
+
+
+def _least(group: list[Any], places: Collection[int]) -> Any:
+    """The state of ``group`` with the shortest turns, then the least, then the least
+    contents at ``places`` (where the states' entries differ): the same on every run (no
+    frozenset's order, which varies with the string hashing), the contents compared only
+    between states of the same turns."""
+    best = min(group, key=lambda s: (len(s[0]), s[0]))
+    ties = [s for s in group if s[0] == best[0]]
+    if len(ties) == 1:
+        return best
+    return min(ties, key=lambda s: [(0, c) if c.__class__ is tuple else (1, sorted(c))
+                                    for c in (s[2][p][1] for p in places if p < len(s[2]))])
 
 
 def _shown(states: States, op: ModelOp) -> States:
