@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from harness.checker.exact import replays
-from harness.checker.frontier import _UNSEEN, _unseen_as_one, search
+from harness.checker.frontier import _UNSEEN, JOIN_FROM, _unseen_as_one, search
 from harness.checker.lazy import certify
 from harness.checker.model import ModelOp
 
@@ -71,24 +71,26 @@ def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) ->
     return ModelOp(n, kind, lo, hi, arg, out)
 
 
-def _window_of_three(then: list[ModelOp]) -> list[ModelOp]:
-    """Snapshot x while a then b are appended (its window may take (), (a) or (a, b)), then
-    a rollback to x, whose choice nobody shows, then ``then``."""
+def _window_of_four(then: list[ModelOp]) -> list[ModelOp]:
+    """Snapshot x while a, b then c are appended (its window may take (), (a), (a, b) or
+    (a, b, c): as many states as the search looks at, ``JOIN_FROM``), then a rollback to x,
+    whose choice nobody shows, then ``then`` (numbered from 4)."""
     return [
         op(0, "append", 0, 20, "a", ()),
         op(1, "append", 0, 20, "b", A),
         op(2, "snapshot", 0, 20, None, "x"),
         op(3, "rollback", 30, 40, "x"),
         *then,
+        op(4 + len(then), "append", 0, 20, "c", AB),
     ]
 
 
 def test_a_retried_append_left_keeps_the_lists_it_may_show_apart() -> None:
     """A turn appended twice has no known parent (``out`` None): while it is left, a list
     nobody shows may yet be shown with its turn added. Here only x holding (a) explains the
-    read of (a, t); had the search kept one state of the rollback's three, the least, (),
+    read of (a, t); had the search kept one state of the rollback's four, the least, (),
     it would have refuted a valid session."""
-    ops = _window_of_three([op(4, "append", 50, 60, "t"), op(5, "read", 70, 80, None, ("a", "t"))])
+    ops = _window_of_four([op(4, "append", 50, 60, "t"), op(5, "read", 70, 80, None, ("a", "t"))])
     out = search(ops, time.monotonic() + 30)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
@@ -96,7 +98,7 @@ def test_a_retried_append_left_keeps_the_lists_it_may_show_apart() -> None:
 
 def test_a_choice_nobody_shows_is_searched_once_and_the_proof_replays() -> None:
     """The rollback's choice is copied by snapshot y and restored by the rollback to y,
-    then overwritten by the rollback to z, taken on the empty list: the three states are
+    then overwritten by the rollback to z, taken on the empty list: the four states are
     one from the rollback to x on, and the proof found through the one kept replays. A read
     that no choice explains is refuted all the same."""
     tail = [
@@ -106,9 +108,13 @@ def test_a_choice_nobody_shows_is_searched_once_and_the_proof_replays() -> None:
         op(7, "read", 47, 48, None, ()),
         op(8, "snapshot", -2, -1, None, "z"),  # taken on the empty list, first of all
     ]
-    ops = _window_of_three(tail)
+    ops = _window_of_four(tail)
+    assert JOIN_FROM <= 4
     out = search(ops, time.monotonic() + 30)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
-    wrong = _window_of_three([*tail[:3], op(7, "read", 47, 48, None, C), tail[4]])
+    # each configuration from the rollback to x on holds one state, not four
+    apart = search(ops, time.monotonic() + 30, join_unseen=False)
+    assert apart.ok is True and out.explored < apart.explored
+    wrong = _window_of_four([*tail[:3], op(7, "read", 47, 48, None, C), tail[4]])
     assert search(wrong, time.monotonic() + 30).ok is False
