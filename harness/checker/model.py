@@ -18,13 +18,14 @@ later op can see but a listing, which it could only contradict: "never" covers b
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from operator import itemgetter
 from typing import Any
 
 from harness.history import Event
 
-__all__ = ["GHOST", "INIT", "OP_KINDS", "ModelOp", "State", "new_op", "step"]
+__all__ = ["GHOST", "INIT", "OP_KINDS", "ModelOp", "State", "new_op", "replay", "step"]
 
 Turns = tuple[str, ...]
 Snaps = tuple[tuple[str, Turns], ...]
@@ -64,28 +65,31 @@ class ModelOp:
     comp: Event | None = None
 
 
-_new = object.__new__
-# each field's slot, set directly (the descriptors of the dataclass's __slots__, in order)
-_set_id, _set_kind, _set_lo, _set_hi, _set_arg, _set_out, _set_inv, _set_comp = (
-    vars(ModelOp)[f.name].__set__ for f in fields(ModelOp))
+class _Draft:
+    """A ModelOp's slots, unfrozen: an op is filled in as one of these, then made a ModelOp."""
+
+    __slots__ = tuple(f.name for f in fields(ModelOp))
 
 
 def new_op(id: int, kind: str, lo: int, hi: int, arg: Any, out: Any, inv: Event | None,
            comp: Event | None) -> ModelOp:
-    """``ModelOp(id, kind, lo, hi, arg, out, inv, comp)``, the same object, made in half
-    the time: its slots set directly, where a frozen dataclass's ``__init__`` sets each
-    field through ``object.__setattr__`` (0.33 against 0.62 µs here; a session has
-    thousands of ops, each made once)."""
-    op = _new(ModelOp)
-    _set_id(op, id)
-    _set_kind(op, kind)
-    _set_lo(op, lo)
-    _set_hi(op, hi)
-    _set_arg(op, arg)
-    _set_out(op, out)
-    _set_inv(op, inv)
-    _set_comp(op, comp)
-    return op
+    """``ModelOp(id, kind, lo, hi, arg, out, inv, comp)``, the same object, made in a
+    sixth of the time: a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, where the slots of an unfrozen twin are plain stores, and an
+    object may change to a class of the same slots (0.12 µs a call here, against 0.73 for
+    ``ModelOp(...)`` and 0.39 setting each slot through its descriptor, 2026-11-29; a
+    session has thousands of ops, each made once)."""
+    op: Any = _Draft()
+    op.id = id
+    op.kind = kind
+    op.lo = lo
+    op.hi = hi
+    op.arg = arg
+    op.out = out
+    op.inv = inv
+    op.comp = comp
+    op.__class__ = ModelOp
+    return op  # type: ignore[no-any-return]  # a ModelOp now: mypy cannot follow the class
 
 
 def _get(snaps: Snaps, sid: str) -> Turns | None:
@@ -128,3 +132,54 @@ def step(state: State, op: ModelOp) -> list[State]:
     if kind == "rollback-missing":
         return [state] if target is None else []
     raise ValueError(f"unknown op kind {kind!r}")
+
+
+def replay(ops: Iterable[ModelOp], state: State = INIT) -> list[State]:
+    """Every state ``ops``, in their order, can lead to from ``state`` (empty: their
+    results are impossible): the states of folding :func:`step` over them, each op stepped
+    from every state the ops before it led to, equal states merged (the first kept first).
+    The same states, made cheaper while there is one: an op of known outcome leads to one
+    state at most, so until an op that may lead to several (then :func:`step` is folded
+    over the rest) the snapshots are a dict, not a sorted tuple rebuilt at each snapshot,
+    and a read or a listing makes nothing (the proofs of the 30 sessions of ten recorded
+    16-writer runs, 32,194 ops: 17 ms against 32 folding :func:`step`, 2026-11-29)."""
+    turns, snaps = state[0], dict(state[1])
+    rest = iter(ops)
+    for op in rest:
+        kind = op.kind
+        if kind == "append":
+            if op.out is not None and turns != op.out:
+                return []
+            # half the time of (*turns, op.arg) at 20 turns (0.08 against 0.17 µs here, 2026-11-29)
+            turns = turns + (op.arg,)  # noqa: RUF005
+        elif kind == "read":
+            if turns != op.out:
+                return []
+        elif kind == "snapshot" or kind == "snapshot-id":
+            if op.out in snaps:
+                return []
+            snaps[op.out] = turns if kind == "snapshot" else ()
+        elif kind == "list":
+            if len(snaps) != len(op.out) or not op.out.issuperset(snaps):
+                return []
+        elif kind == "rollback" or kind == "rollback?":
+            target = snaps.get(op.arg)
+            if target is None:
+                return []
+            turns = target
+        elif kind == "rollback-missing":
+            if op.arg in snaps:
+                return []
+        else:  # an op that may lead to several states (or an unknown kind: step raises)
+            return _fold(rest, step((turns, tuple(sorted(snaps.items()))), op))
+    return [(turns, tuple(sorted(snaps.items())))]
+
+
+def _fold(ops: Iterator[ModelOp], states: list[State]) -> list[State]:
+    """:func:`step` folded over ``ops`` from ``states`` (merged first, like every step's)."""
+    states = list(dict.fromkeys(states))
+    for op in ops:
+        if not states:
+            break
+        states = list(dict.fromkeys(s2 for s in states for s2 in step(s, op)))
+    return states
