@@ -17,7 +17,7 @@ configuration is explored once (a visited set on the placed ops and the states, 
 memoization). An op whose outcome is unknown never
 has to be placed: the search succeeds when only such ops are left.
 
-Five reductions, each exact:
+Six reductions, each exact:
 
 - what the listings and failed rollbacks say about the snapshot ids orders some ops before
   others in every linearization (:func:`_id_order`); an op is tried only once those are
@@ -32,6 +32,8 @@ Five reductions, each exact:
   one snapshot's candidates apart are one (:func:`~harness.checker.lazy.merge`: rollbacks
   whose restored contents no read has told apart yet make a product of choices, 182-364
   states per configuration on a recorded 16-writer session, one or two merged);
+- states apart only in lists no op left can show are one (:func:`_unseen_as_one`: a
+  rollback's choice that snapshots copy and rollbacks restore but no read shows);
 - a configuration whose states are each covered by those of a failed configuration with
   the same ops placed (the same but for fewer candidate contents, and for any content of
   a snapshot no rollback tried on the way from the failed one restores) is not explored
@@ -954,7 +956,7 @@ def _unseen_as_one(states: frozenset[Any], shows: dict[str, list[int]], lin: int
     window passed through, its content then copied by snapshots and rolled back to again
     but never shown, left that many states for hundreds of ops on recorded 16-writer
     sessions, since the copies make the choices correlated, which
-    :func:`~harness.checker.lazy.merge` does not join: 12,452 steps, 4,521 with this.)
+    :func:`~harness.checker.lazy.merge` does not join: 12,452 steps, 4,436 with this.)
 
     A list is told by its last turn: where two lists end with one turn (only a store that
     broke shows such), both count as shown, which keeps states apart, never joins them."""
