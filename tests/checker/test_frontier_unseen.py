@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from harness.checker.exact import replays
-from harness.checker.frontier import _UNSEEN, JOIN_FROM, _unseen_as_one, search
+from harness.checker.frontier import _UNSEEN, JOIN_FROM, _least, _unseen_as_one, search
 from harness.checker.lazy import certify
 from harness.checker.model import ModelOp
 
@@ -65,6 +65,19 @@ def test_a_list_is_told_by_its_last_turn_so_a_broken_store_keeps_states_apart() 
     states = frozenset({state(AB, ("x", AB, 1)), state(C, ("x", C, 1))})
     assert _unseen_as_one(states, {"b": [4]}, lin=0) == states
     assert _UNSEEN not in {s[0] for s in _unseen_as_one(states, {}, lin=0)}  # marks stay inside
+
+
+def test_the_one_kept_is_the_least_by_turns_then_contents_not_by_how_sets_compare() -> None:
+    """``_least``: the shortest turns first (not the least list: (b) before (a, b)); among
+    equal turns, the contents at the places given, a fixed content as a tuple of turns
+    (not sorted), candidates sorted (not compared as sets, which is by inclusion: neither
+    of {(b)} and {(a), (c)} is less); a place past a state's contents is not looked at."""
+    assert _least([state(AB), state(("b",))], []) == state(("b",))
+    b, ac = state(A, ("x", frozenset({("b",)}), 1)), state(A, ("x", frozenset({A, C}), 1))
+    assert _least([b, ac], [0]) == ac
+    ba, a_c = state(A, ("x", ("b", "a"), 1)), state(A, ("x", ("a", "c"), 1))
+    assert _least([ba, a_c], [0]) == a_c
+    assert _least([state(A, ("x", C, 1)), state(A, ("x", A, 1))], [0, 1]) == state(A, ("x", A, 1))
 
 
 def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) -> ModelOp:
