@@ -62,6 +62,23 @@ def test_a_failed_content_covers_one_with_fewer_candidates_only() -> None:
                         (("x", cands(A), 2),)) == 1
 
 
+def test_the_places_a_failure_read_are_found_once_for_its_contents() -> None:
+    """``_failed``'s memo: failed states that share their contents (one object) and what
+    the failure read share the places found; other reasons, or no memo, find them anew."""
+    shared = state(("x", cands(A), 2), ("y", C, 1))  # its contents: one object
+    ids, contents = shared[1], shared[2]
+    failed: dict[int, Any] = {}
+    memo: dict[Any, Any] = {}
+    _failed(failed, 0b1, frozenset({shared}), BOTH, BIT, memo)
+    _failed(failed, 0b11, frozenset({(C, ids, contents, ())}), BOTH, BIT, memo)
+    _failed(failed, 0b111, frozenset({shared}), 1, BIT, memo)
+    first, again, other = (failed[lin][(t, ids, ())][0] for lin, t in ((0b1, A), (0b11, C), (0b111, A)))
+    assert first[1] == [0, 1] and again[1] is first[1]
+    assert other[1] == [0] and len(memo) == 2
+    _failed(failed, 0b1111, frozenset({shared}), BOTH, BIT)
+    assert failed[0b1111][(A, ids, ())][0][1] is not first[1]
+
+
 def test_a_content_the_failure_did_not_read_may_differ() -> None:
     # the failure read x's content only: y's may be anything, x's must still be within
     got = [fail((("x", cands(A, B), 2), ("y", C, 1)), why=1)]

@@ -36,6 +36,25 @@ def test_states_apart_only_in_lists_nobody_shows_are_the_least_of_them() -> None
     assert _unseen_as_one(two, {}, lin=0) == (state(A, ("x", A, 1)),)
 
 
+class Lookups(dict[str, list[int]]):
+    """``shows``, counting the lookups made in it."""
+
+    made = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.made += 1
+        return super().get(key, default)
+
+
+def test_each_list_is_looked_up_once_in_a_call() -> None:
+    """A list a state holds twice (as its turns and as x's content, the correlated case)
+    is looked up once: three lists, (a, b), (a) and (c), three lookups."""
+    states = frozenset({state(AB, ("x", AB, 1)), state(A, ("x", A, 1)), state(C, ("x", C, 1))})
+    shows = Lookups({"c": [7]})
+    assert len(_unseen_as_one(states, shows, lin=0)) == 2
+    assert shows.made == 3
+
+
 def test_states_a_shown_list_tells_apart_stay_apart() -> None:
     states = frozenset({state(A, ("x", AB, 1)), state(A, ("x", C, 1))})
     assert _unseen_as_one(states, {"b": [3]}, lin=0) is states  # x holds (a, b): shown
@@ -73,6 +92,7 @@ def test_the_one_kept_is_the_least_by_turns_then_contents_not_by_how_sets_compar
     (not sorted), candidates sorted (not compared as sets, which is by inclusion: neither
     of {(b)} and {(a), (c)} is less); a place past a state's contents is not looked at."""
     assert _least([state(AB), state(("b",))], []) == state(("b",))
+    assert _least([state(("b",)), state(A)], []) == state(A)  # of one length, the least
     b, ac = state(A, ("x", frozenset({("b",)}), 1)), state(A, ("x", frozenset({A, C}), 1))
     assert _least([b, ac], [0]) == ac
     ba, a_c = state(A, ("x", ("b", "a"), 1)), state(A, ("x", ("a", "c"), 1))
