@@ -159,26 +159,25 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     verdict: tests of the other reductions turn it off to see theirs alone)."""
     step = make_step(ops)
     # the ops' fields as lists, each made in one pass at C speed (a session has thousands)
-    kinds, lo, hi, args, outs = ([*map(get, ops)] for get in _FIELDS)
+    kinds, lo, hi = ([*map(get, ops)] for get in _FIELDS[:3])
     # by invocation (ops invoked at one instant are walked in either order: the set
     # walked and its earliest completion are the same)
     by_lo = sorted(range(len(ops)), key=lo.__getitem__)
     observer = [*map(OBSERVERS.__contains__, kinds)]
     # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
     # a set of states steps through it by a filter (:func:`_shown`)
-    listing = [*map("list".__eq__, kinds)]
-    filtered = [k == "read" or x or (k == "append" and out is not None)
-                for k, x, out in zip(kinds, listing, outs, strict=True)]
+    filtered = [o.kind in ("read", "list") or (o.kind == "append" and o.out is not None) for o in ops]
     # observers first (placed at once); then snapshots a rollback may restore, so that
     # their windows open as early as they can; then the rest, earliest completion first
     tier = [*map(_TIER.__getitem__, kinds)]
     first, then = (lo, hi) if early else (hi, lo)
     # the order of trying, as each op's rank in it, made once (candidates are sorted by
     # it at every step: one int compared, not a tuple)
-    try_rank = _inverse(sorted(range(len(ops)), key=[*zip(tier, first, then, strict=True)].__getitem__))  # stable
+    try_rank = _inverse(sorted(range(len(ops)), key=lambda n: (tier[n], first[n], then[n])))  # stable
     must = len(hi) - hi.count(INF)  # ops that have to be placed
-    role = [_GHOST if k == "append" and a == GHOST else _ROLLBACK if k in ROLLBACKS else 0
-            for k, a in zip(kinds, args, strict=True)]
+    role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
+            for o in ops]
+    listing = [*map("list".__eq__, kinds)]
     listings = any(listing)
     # the ops that change the turns and may be tried before a listing (one of unknown
     # outcome never is: it has no return before the listing's)
@@ -198,10 +197,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             return nxt
         if shows is None:
             shows = {}
-            for k, (kd, out) in enumerate(zip(kinds, outs, strict=True)):
-                if out is not None and (kd == "read" or kd == "append"):
-                    shows.setdefault(out[-1] if out else "", []).append(k)
-                elif kd == "append" and args[k] != GHOST:
+            for k, o in enumerate(ops):
+                if o.out is not None and (o.kind == "read" or o.kind == "append"):
+                    shows.setdefault(o.out[-1] if o.out else "", []).append(k)
+                elif o.kind == "append" and o.arg != GHOST:
                     retries.append(k)
         if retries and any(not lin >> r & 1 for r in retries):
             return nxt
@@ -217,7 +216,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # what a failure depends on: the snapshots whose content a rollback tried below it
     # read (a bit each, :func:`_covered`); ``cons``, the configuration's so far
     bit = {sid: 1 << k for k, sid in enumerate(sorted({o.arg for o in ops if o.kind in ROLLBACKS}))}
-    reads = [bit[a] if k in ROLLBACKS else 0 for k, a in zip(kinds, args, strict=True)]
+    reads = [bit[o.arg] if o.kind in ROLLBACKS else 0 for o in ops]
     read_at: dict[tuple[int, int], tuple[Any, list[int]]] = {}  # :func:`_failed`'s memo
     # the reads (and appends) only a rollback can explain, by the snapshots it may
     # restore: looked for once the search has backed up often enough (``ahead``)

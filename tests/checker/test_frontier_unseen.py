@@ -127,6 +127,21 @@ def test_a_retried_append_left_keeps_the_lists_it_may_show_apart() -> None:
     out = search(ops, time.monotonic() + 30)
     assert out.ok is True
     assert replays(certify([ops[k] for k in out.order], out.path))
+    # the same ops, the retried append first: the op after it (b) is placed by the rollback
+    first = [ops[4], *ops[:4], *ops[5:]]
+    first = [op(n, o.kind, o.lo, o.hi, o.arg, o.out) for n, o in enumerate(first)]
+    assert search(first, time.monotonic() + 30).ok is True
+
+
+def test_a_list_the_next_op_shows_keeps_its_state_looking_ahead_or_not() -> None:
+    """The read just after the rollback in the ops' order shows (a): the state where x
+    took (a) is kept (the other three, shown by nobody, are one), whether the rollback is
+    stepped by the quick way of one state or, looking ahead from the start, the other."""
+    ops = _window_of_four([op(4, "read", 45, 46, None, A)])
+    for ahead in (None, 0):
+        out = search(ops, time.monotonic() + 30, ahead=ahead)
+        assert out.ok is True
+        assert replays(certify([ops[k] for k in out.order], out.path))
 
 
 def test_a_choice_nobody_shows_is_searched_once_and_the_proof_replays() -> None:
