@@ -76,7 +76,7 @@ MAX_CONFIGURATIONS = 150_000
 #: The fewest states a step must leave for those apart only in lists no op left can show
 #: to be looked for (:func:`_unseen_as_one`): two or three are carried as cheaply, and a
 #: read soon tells most apart. Over the sessions of 24 smoke recordings of 16 writers
-#: (2026-11-29), the frontier search 0.97x the CPU it took looking at every set, 0.2% more
+#: (2026-11-29), the frontier search 0.97x the CPU it took looking at every set, 0.1% more
 #: steps.
 JOIN_FROM = 4
 #: States one configuration may hold at most (choices no result has ruled out yet): one
