@@ -835,13 +835,8 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
         if lin >> n & 1:
             continue
         taken = sid in ids
-        if taken:  # (:func:`_holds`, made here: this runs for every read looked at)
-            i = bisect_left(contents, (sid,))
-            if i == len(contents) or contents[i][0] != sid:
-                return True
-            c = contents[i][1]
-            if c == want or (c.__class__ is frozenset and want in c):
-                return True
+        if taken and _holds(contents, sid, want):
+            return True
         if not taken or any(x[0] == sid for x in open_):
             ways = takers[k] if takers is not None else None
             if ways is None or _may_set(ways, s, want, lin):
