@@ -57,7 +57,9 @@ def test_the_reads_and_appends_only_a_rollback_explains_are_found() -> None:
     show what the append of c set; a read of () is left out."""
     entry = (3, "x")
     takers = (((0, None),),)  # x is taken while (a) is set: by the append of a alone
-    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers), (5, A, (entry,), 1, takers)]}
+    # the appends of a and b returned before the read began (bits 0, 2), and the rollback too
+    # before the append of c (bit 3)
+    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers, 0b101), (5, A, (entry,), 1, takers, 0b1101)]}
 
 
 def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> None:
@@ -73,7 +75,7 @@ def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> N
         op(4, "rollback?", 0, INF, "w"),
     ]
     got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
-    entry = (3, ("q",), ((4, "w"), (2, "x")), 5, (None, None))  # no snapshot taken
+    entry = (3, ("q",), ((4, "w"), (2, "x")), 5, (None, None), 0b11)  # no snapshot taken
     assert got == {"x": [entry], "w": [entry]}
 
 
@@ -85,7 +87,7 @@ def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
     ops = [op(0, "append", 0, 3, "a", ()), op(1, "read", 1, 4, None, A),
            op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x"),
            op(4, "read", 7, 9, None, A), op(5, "append", 4, 5, "b", A)]
-    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,))]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1)]}
 
 
 def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> None:
@@ -103,7 +105,7 @@ def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> Non
         op(5, "read", 5, 7, None, ("r",)),
     ]
     got = _restoring(ops, BIT)
-    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1, (None,))]
+    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1, (None,), 0)]
     assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (3, "y"))]
 
 
@@ -166,7 +168,7 @@ def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
         op(2, "append", 10, 11, "d", ()),
         op(3, "read", 12, 13, None, ("d",)),
     ]
-    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,))]}
+    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,), 0)]}
 
 
 def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> None:
@@ -183,7 +185,7 @@ def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> 
         op(5, "append", 10, 11, "b", None),
         op(6, "read", 2, 3, None, A),
     ]
-    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,))]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1 << 2 | 1)]}
 
 
 def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
@@ -421,7 +423,7 @@ def test_a_read_s_bits_hold_the_snapshots_its_takers_restore() -> None:
         op(7, "read", 13, 15, None, A),
     ]
     (entry,) = _restoring(ops, {"x": 1, "y": 2})["x"]
-    assert entry == (7, A, ((6, "x"),), 3, (((1, "y"),),))  # the append of b sets (a, b)
+    assert entry == (7, A, ((6, "x"),), 3, (((1, "y"),),), 0b100111)  # the append of b sets (a, b)
 
 
 def test_an_id_two_snapshots_returned_has_no_takers() -> None:
@@ -436,3 +438,20 @@ def test_an_id_two_snapshots_returned_has_no_takers() -> None:
         op(5, "rollback", 6, 7, "y"),
     ]
     assert _takers(ops, [0, 4, 5], [1, 7, 7], [0, 6, 6]) == {"y": ((0, None),)}
+
+
+def test_turns_already_shown_explain_a_read_only_once_the_ops_before_it_are_placed() -> None:
+    """The turns are the read's list already, but an append that returned before the read
+    was invoked (op 9, ``forced``) is still to be placed: it comes between, so the turns
+    explain the read only once it is placed, or through a rollback not placed yet (the
+    last op to set them before the read): to a snapshot not taken yet, which may take
+    these very turns, even where no op still to place may set them; not to one taken
+    holding another list."""
+    back = ((3, "x"),)
+    forced = 1 << 9
+    assert not _may_explain(state(turns=A, ids=()), A, back, 1 << 3, ((),), forced)
+    assert _may_explain(state(turns=A, ids=()), A, back, 1 << 3 | forced, ((),), forced)
+    assert _may_explain(state(turns=A, ids=()), A, back, 0, ((),), forced)
+    assert not _may_explain(state(turns=AB, ids=()), A, back, 0, ((),), forced)
+    assert not _may_explain(state(("x", AB, 1), turns=A), A, back, 0, ((),), forced)
+    assert _may_explain(state(("x", frozenset({A}), 1), turns=A), A, back, 0, ((),), forced)

@@ -43,6 +43,14 @@ hundreds of ops but no read shows; kept apart, the 28 choices (correlated, so no
 made the frontier search carry 20-29 states through 331 configurations (12,452
 steps), until states apart only in lists no op shows were kept as one (4,435).
 
+``w16-s1-long`` is session ``s1`` of a recording of ``--workers 16 --ops 200 --seed 1``
+(2026-11-29, ninth session; 1,125 ops, 111 rollbacks): a rollback that ran for 232 ms,
+the only op that explains an append at its very end, seemed to explain it wherever it was
+placed, since it left the turns at that append's parent; tried to explain another append
+125 ops before, it failed only at the end of its run, at every depth it was placed
+(37,592 steps), until turns that show a list explain it only once the ops that returned
+before it began are placed (``frontier._may_explain``: 8,393).
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
@@ -154,6 +162,12 @@ def test_a_snapshot_not_taken_yet_explains_only_what_its_takers_may_set() -> Non
     what that snapshot takes sets that list (``frontier._takers``): 3,483 steps when this
     was written, 12,525 without."""
     _proven_within("w16-s0-late", 5_000)
+
+
+def test_a_rollback_that_ran_for_long_is_not_taken_to_explain_what_is_still_far_off() -> None:
+    """``w16-s1-long``: 8,393 steps when this was written, 37,592 when turns that already
+    showed an append's parent explained it with hundreds of ops still to come before it."""
+    _proven_within("w16-s1-long", 10_000)
 
 
 def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
