@@ -51,6 +51,14 @@ placed, since it left the turns at that append's parent; tried to explain anothe
 (37,592 steps), until turns that show a list explain it only once the ops that returned
 before it began are placed (``frontier._may_explain``: 8,393).
 
+``w16-s1-chain`` is session ``s1`` of a recording of ``--workers 16 --ops 200 --seed 13``
+(2026-11-29, ninth session; 1,085 ops, 94 rollbacks): a listing tried before an append
+that ran for 6 ms closed the window of the snapshot whose content a read 300 ops on needs;
+another rollback could explain that read only through a snapshot that a third snapshot's
+rollbacks may fill, and so seemed to until depth 543, where the search backed up to; from
+there it went back through 200 depths of dead ends (7,091 steps), until what such a
+snapshot may take was asked of its own takers (``frontier.TAKER_DEPTH``: 2,977).
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
@@ -168,6 +176,12 @@ def test_a_rollback_that_ran_for_long_is_not_taken_to_explain_what_is_still_far_
     """``w16-s1-long``: 8,393 steps when this was written, 37,592 when turns that already
     showed an append's parent explained it with hundreds of ops still to come before it."""
     _proven_within("w16-s1-long", 10_000)
+
+
+def test_a_chain_of_snapshots_that_cannot_hold_a_list_is_seen_through() -> None:
+    """``w16-s1-chain``: 2,977 steps when this was written, 7,091 when a snapshot that a
+    rollback among another's takers restores counted as able to take any list."""
+    _proven_within("w16-s1-chain", 4_000)
 
 
 def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
