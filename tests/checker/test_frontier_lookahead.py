@@ -108,9 +108,9 @@ def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
 def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> None:
     """A read of (a) (0-10) taken in first brings in the rollback to y invoked at 5; the
     read of (q) (1-2) returned before that rollback began, so only the rollback to x
-    (0-3) may have set its turns. A setter that returned as another was invoked (the
-    rollback to x at 3, the append of e invoked at 3 and returned before the read of (r)
-    began) may still be the last before the read."""
+    (0-3), or the one of unknown outcome to w, may have set its turns. A setter that
+    returned as another was invoked (the rollback to x at 3, the append of e invoked at 3
+    and returned before the read of (r) began) may still be the last before the read."""
     ops = [
         op(0, "read", 0, 10, None, A),
         op(1, "read", 1, 2, None, ("q",)),
@@ -118,10 +118,11 @@ def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> Non
         op(3, "rollback", 5, 6, "y"),
         op(4, "append", 3, 4, "e", None),
         op(5, "read", 5, 7, None, ("r",)),
+        op(6, "rollback?", 0, INF, "w"),  # (so that no read has one rollback alone)
     ]
-    got = restoring(ops, BIT)
-    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"),), 1, (None,), 0)]
-    assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (3, "y"))]
+    got = restoring(ops, {"x": 1, "y": 2, "w": 4})
+    assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"), (6, "w")), 5, (None, None), 0)]
+    assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (6, "w"), (3, "y"))]
 
 
 def test_a_state_may_explain_a_read_in_every_way_but_one() -> None:
@@ -525,3 +526,50 @@ def test_a_read_s_bits_hold_the_snapshots_its_takers_takers_restore() -> None:
     (entry,) = restoring(ops, {"x": 1, "y": 2, "w": 4})["x"]
     assert entry[3] == 0b111
     assert _restoring(ops, {"x": 1, "y": 2, "w": 4})["x"][0][-1][0]["y"] == ((0, None), (8, "w"))
+
+
+def test_a_rollback_that_must_be_the_last_before_one_read_is_dropped_from_others() -> None:
+    """Read 4 can follow only rollback 2 (its list (a); the latest setter returned before
+    it was invoked at 5; it returned at 8). Read 7, of another list, loses rollback 2 and
+    keeps 9, which it then pins: read 11 (of (a)) loses 9 and keeps 10, which it pins in
+    turn. Read 12 shows (a) and can come after every setter read 4 follows (it returned at
+    9 >= 5), and they after its own (8 >= 6): rollback 2 may be the last before both, and
+    stays; not 10, since read 11 follows setters invoked as late as 55. Read 13 shows (a)
+    but returned (at 4) before the latest setter read 4 follows was invoked: it loses 2."""
+    hi = [0] * 21
+    outs: list[Any] = [None] * 21
+    for n, h, o in ((4, 8, A), (7, 51, AB), (11, 60, A), (12, 9, A), (13, 4, A)):
+        hi[n], outs[n] = h, o
+    found = [
+        (4, ((2, "x"),), 3, 5),
+        (7, ((2, "x"), (9, "y")), 6, 30),
+        (11, ((9, "y"), (10, "z")), 8, 55),
+        (12, ((2, "x"), (10, "z")), 3, 6),
+        (13, ((2, "x"), (20, "w")), 1, 2),
+    ]
+    assert frontier._pinned(found, hi, outs) == [
+        (4, ((2, "x"),), 3, 5),
+        (7, ((9, "y"),), 6, 30),
+        (11, ((10, "z"),), 8, 55),
+        (12, ((2, "x"),), 3, 6),
+        (13, ((20, "w"),), 1, 2),
+    ]
+    # with no read left to one rollback, nothing is dropped
+    assert frontier._pinned(found[1:2], hi, outs) == found[1:2]
+
+
+def test_a_read_that_another_pins_a_rollback_for_keeps_the_others() -> None:
+    """The rollback to x (op 3, 6-30) is the only one the read of (a) at 7-9 and the append
+    of c on (a) may follow; the read of (a, d) at 20-21, whose last turn no append may have
+    set, could follow it too by real time, but not with a list of its own: it keeps the
+    rollback to y (op 8) alone."""
+    ops = [*SESSION[:4], op(4, "read", 7, 9, None, A), op(5, "append", 10, 12, "c", A),
+           op(6, "read", 20, 21, None, ("a", "d")), op(7, "append", 13, 14, "e", None),
+           op(8, "rollback", 15, 25, "y")]
+    ops[3] = op(3, "rollback", 6, 30, "x")
+    got = restoring(ops, BIT)
+    assert [e[0] for e in got["x"]] == [4, 5]
+    assert [(e[0], e[2]) for e in got["y"]] == [(6, ((8, "y"),))]
+    # with neither showing a list, the read of (a, d) may follow either
+    alone = [*ops[:4], op(4, "read", 7, 9, None, ()), op(5, "append", 10, 12, "c", None), *ops[6:]]
+    assert [(e[0], e[2]) for e in restoring(alone, BIT)["y"]] == [(6, ((3, "x"), (8, "y")))]

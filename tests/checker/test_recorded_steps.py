@@ -31,7 +31,9 @@ DATA = Path(__file__).parent / "data"
 
 #: (session file, earliest invocation first) -> steps, 2026-11-29 (ninth session: turns
 #: that already show a read's list explain it only once the ops that returned before the
-#: read began are placed, ``frontier._may_explain``).
+#: read began are placed, ``frontier._may_explain``; what a snapshot may take asked of its
+#: takers' snapshots, ``frontier.TAKER_DEPTH``; a rollback that must be the last before one
+#: read is none of another's, ``frontier._pinned``).
 STEPS = {
     ("w16-s1-c", False): 2_583,  # the look-ahead after 20 backups, then a back-up of 500 depths at once
     ("w16-s1-c", True): 3_144,
@@ -45,18 +47,20 @@ STEPS = {
     ("w16-s0-late", True): 2_794,
     # a rollback's dozens of choices, copied by snapshots but never shown: one state
     # (12,452 and 14,575 steps with them kept apart)
-    ("w16-s0-unseen", False): 4_411,
-    ("w16-s0-unseen", True): 4_029,
+    ("w16-s0-unseen", False): 4_410,
+    ("w16-s0-unseen", True): 4_092,
     # a rollback that ran for 232 ms, placed to explain an append in its middle, while an
     # append at its end only it explains was still to come (37,592 and 62,557 steps when
-    # turns that show a list explained it whatever was still to be placed before it)
-    ("w16-s1-long", False): 8_393,
-    ("w16-s1-long", True): 10_132,
+    # turns that show a list explained it whatever was still to be placed before it;
+    # 8,393 and 10,132 before a rollback that must be the last before one read was
+    # dropped from those of reads of the same list far before it, ``frontier._pinned``)
+    ("w16-s1-long", False): 2_385,
+    ("w16-s1-long", True): 4_121,
     # a snapshot not taken yet that only a chain of two rollbacks could have filled with
     # a read's list, the first one's window closed by a listing 200 depths before (7,091
     # and 5,497 steps when only one snapshot deep was looked at, ``frontier.TAKER_DEPTH``)
     ("w16-s1-chain", False): 2_977,
-    ("w16-s1-chain", True): 5_376,
+    ("w16-s1-chain", True): 3_615,
 }
 
 
