@@ -774,12 +774,17 @@ def _pinned(found: list[Found], hi: list[int], outs: list[Any]) -> list[Found]:
         if not pins:
             return found
         kept: list[Found] = []
-        for r, back, j, after in found:
-            keep = tuple([(n, sid) for n, sid in back
-                          if all(q == r or (outs[q] == outs[r] and hi[r] >= a and hi[q] >= after)
-                                 for q, a in pins.get(n, ()))])
-            kept.append((r, keep, j, after))
-        if kept == found:
+        changed = False
+        for entry in found:
+            r, back, j, after = entry
+            drop = [n for n, _ in back if n in pins and any(
+                q != r and not (outs[q] == outs[r] and hi[r] >= a and hi[q] >= after)
+                for q, a in pins[n])]
+            if drop:
+                entry = (r, tuple([x for x in back if x[0] not in drop]), j, after)
+                changed = True
+            kept.append(entry)
+        if not changed:
             return found
         found = kept
 
