@@ -695,6 +695,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
         if hi[r] > reach:
             reach = hi[r]
+        if r in skip:
+            continue
         last = want[-1]
         a = appender.get(last, -1)
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
@@ -716,10 +718,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
         if back:  # (else nothing explains it: the search finds that out on its own)
             found.append((r, back, j, after))
-    # (every read is looked at, those in ``skip`` too: one that a single rollback explains
-    # tells the others where that rollback goes, wherever the search stands)
     for r, back, j, _ in _pinned(found, hi, outs):
-        if r in skip or not back:
+        if not back:
             continue
         want = outs[r]
         last = want[-1]
