@@ -120,18 +120,6 @@ LOOKAHEAD_AFTER = 0.1
 #: (2,957), ``w8-restored`` 6,519 (6,622), ``w16-s0-late`` 3,466 (3,573).
 LOOKAHEAD_MAX = 20
 
-#: How many snapshots deep the look-ahead follows what a snapshot not taken yet (or whose
-#: window is open) may take (:func:`_may_set`): a rollback among its takers restores
-#: another snapshot, which may itself not be taken yet, and so on; past this depth such a
-#: snapshot counts as able to take anything. Each level is exact; deeper only cuts off
-#: sooner. A recorded 16-writer session (W16 N200 seed 13, session s1) took 7,091 steps
-#: with none (the second snapshot of such a chain counted as able to take the read's list,
-#: so the search backed up to the depth where its window closed, not to where the first
-#: one's had closed without that list, 200 depths before: 4,000 steps of dead ends in
-#: between), 2,977 with one; two or three: no fewer steps on any recorded session
-#: (2026-11-29), and 1.13x and 1.27x the CPU a step of one costs on ``w8-rollbacks``.
-TAKER_DEPTH = 1
-
 #: A configuration's states: one state as a 1-tuple (most configurations: putting a state
 #: in a set hashes its turns, hundreds of them), several as a frozenset.
 States = tuple[Any, ...] | frozenset[Any]
@@ -187,7 +175,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # it at every step: one int compared, not a tuple)
     # (tuples sorted with the op's number last: the same order as a stable sort on the
     # rest, with no key function called per op)
-    try_rank = _inverse([x[3] for x in sorted(zip(tier, first, then, range(len(ops))))])
+    try_rank = _inverse([x[3] for x in sorted(zip(tier, first, then, range(len(ops)), strict=True))])
     must = len(hi) - hi.count(INF)  # ops that have to be placed
     role = [_GHOST if o.kind == "append" and o.arg == GHOST else _ROLLBACK if o.kind in ROLLBACKS else 0
             for o in ops]
@@ -614,18 +602,15 @@ def _id_order(ops: Sequence[ModelOp]) -> list[int]:
 
 #: A read only a rollback can explain: (its op, its list, the rollbacks that may be the
 #: last op to set the turns before it as (op, snapshot id), the bits of the snapshots
-#: whose contents say whether it still can be (those ids, the targets of the rollbacks
-#: among ``takers``, and those :data:`TAKER_DEPTH` deeper), ``takers``: for each of those
-#: rollbacks, in order, the ops that may set the turns its snapshot takes, if that
-#: snapshot is taken or its window open from here on, as (op, the snapshot a rollback
-#: restores; None for an append of the list's last turn); None where that is not known
-#: (:func:`_takers`); the bits of the ops that set the turns and returned before it was
-#: invoked, placed before it in every linearization; the session's :data:`Deep`).
+#: whose contents say whether it still can be (those ids, and the targets of the
+#: rollbacks among ``takers``), ``takers``: for each of those rollbacks, in order, the ops
+#: that may set the turns its snapshot takes, if that snapshot is taken or its window open
+#: from here on, as (op, the snapshot a rollback restores; None for an append of the
+#: list's last turn); None where that is not known (:func:`_takers`); the bits of the ops
+#: that set the turns and returned before it was invoked, placed before it in every
+#: linearization).
 Taker = tuple[int, "str | None"]
-#: What :func:`_may_set` follows past a read's takers: every snapshot's takers, the ops'
-#: args (to keep an append's only where it adds the read's last turn), and a memo of those.
-Deep = tuple[dict[str, tuple[Taker, ...]], list[Any], dict[tuple[str, str], tuple[Taker, ...]]]
-Restored = tuple[int, Any, tuple[tuple[int, str], ...], int, tuple["tuple[Taker, ...] | None", ...], int, Deep]
+Restored = tuple[int, Any, tuple[tuple[int, str], ...], int, tuple["tuple[Taker, ...] | None", ...], int]
 
 
 def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
@@ -666,23 +651,6 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     # stay in the order of the ops)
     by_lo = sorted(setters, key=lo.__getitem__)
     takers = _takers(ops, by_lo, his, latest)
-    # what :func:`_may_set` follows past a read's own takers: every snapshot's takers
-    # (filtered by the read's last turn where used, memoized there)
-    deep: Deep = (takers, arg, {})
-    chained: dict[str, int] = {}
-
-    def chain_bits(sid: str) -> int:
-        """The bits of the snapshots :func:`_may_set` may look at past ``sid``'s takers'
-        (the targets of rollbacks among the takers of those, :data:`TAKER_DEPTH` deep)."""
-        got = chained.get(sid)
-        if got is None:
-            got, level = 0, [y for _, y in takers.get(sid, ()) if y is not None]
-            for _ in range(TAKER_DEPTH):
-                level = [y for z in level for _, y in takers.get(z, ()) if y is not None]
-                for y in level:
-                    got |= bit[y]
-            chained[sid] = got
-        return got
     taken = 0
     near_by: list[int] = []  # in order of invocation, as by_lo
     near_lo: list[int] = []  # their invocations
@@ -736,9 +704,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
                     if z is not None:
                         mask |= bit[z]
             ways.append(can)
-        for _, sid in back:
-            mask |= chain_bits(sid)
-        entry = (r, want, back, mask, tuple(ways), before[j], deep)
+        entry = (r, want, back, mask, tuple(ways), before[j])
         for sid in {sid for _, sid in back}:
             out.setdefault(sid, []).append(entry)
     return out
@@ -881,9 +847,9 @@ def _lost(restoring: dict[str, list[Restored]], sids: Collection[str], states: S
 def _explains(states: States, entry: Restored, lin: int) -> bool:
     """Whether some state of a configuration (``lin`` placed) may still explain the read of
     ``entry``, not placed (:func:`_may_explain`)."""
-    _, want, back, _, takers, forced, deep = entry
+    _, want, back, _, takers, forced = entry
     for s in states:  # noqa: SIM110  (most often one state: no generator made for it)
-        if _may_explain(s, want, back, lin, takers, forced, deep):
+        if _may_explain(s, want, back, lin, takers, forced):
             return True
     return False
 
@@ -914,8 +880,7 @@ def _dead_from(stack: Sequence[tuple[int, States, Any, Any, Any]], entry: Restor
 
 
 def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
-                 takers: tuple[tuple[Taker, ...] | None, ...] | None = None, forced: int = 0,
-                 deep: Deep | None = None) -> bool:
+                 takers: tuple[tuple[Taker, ...] | None, ...] | None = None, forced: int = 0) -> bool:
     """Whether lazy state ``s`` (``lin`` placed) may still have the turns ``want`` where a
     read of it is placed: they are the turns already and every op of ``forced`` (the
     appends and rollbacks that returned before the read was invoked) is placed, or one of
@@ -946,50 +911,19 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
             return True
         if not taken or any(x[0] == sid for x in open_):
             ways = takers[k] if takers is not None else None
-            if ways is None or turns == want or _may_set(ways, s, want, lin, deep):
+            if ways is None or turns == want or _may_set(ways, s, want, lin):
                 return True
     return False
 
 
-def _may_set(ways: tuple[Taker, ...], s: Any, want: Any, lin: int, deep: Deep | None = None,
-             depth: int = TAKER_DEPTH, seen: set[str] | None = None) -> bool:
+def _may_set(ways: tuple[Taker, ...], s: Any, want: Any, lin: int) -> bool:
     """Whether one of ``ways`` (:func:`_takers`; appends of ``want``'s last turn, and
-    rollbacks) not placed yet (``lin``) may set the turns to ``want`` from state ``s``: an
-    append, or a rollback to a snapshot that holds ``want`` or has it among its candidates,
-    or that is not taken yet or whose window is open and may yet take it.
-
-    Whether such a snapshot may take ``want`` is asked again of its own takers, ``depth``
-    snapshots deep (``deep``: every snapshot's takers, the ops' args, a memo; None, or
-    past that depth: it may), with the turns ``want`` already counting as a way (it may
-    take them as they are). A snapshot already asked on the way is no way (what it may
-    take is asked where it was met first)."""
-    turns, ids, contents, open_ = s
+    rollbacks) not placed yet (``lin``) may set the turns to ``want`` from state ``s``."""
+    _, ids, contents, open_ = s
     for m, z in ways:
         if lin >> m & 1:
             continue
-        if z is None:
-            return True
-        taken = z in ids
-        if taken and _holds(contents, z, want):
-            return True
-        if taken and not any(x[0] == z for x in open_):
-            continue
-        if deep is None or depth <= 0 or turns == want:
-            return True
-        if seen is None:
-            seen = set()
-        if z in seen:
-            continue
-        seen.add(z)
-        every, arg, memo = deep
-        last = want[-1]
-        sub = memo.get((z, last))
-        if sub is None:
-            got = every.get(z)
-            if got is None:  # its takers are not known: it may take anything
-                return True
-            sub = memo[z, last] = tuple([(k, y) for k, y in got if y is not None or arg[k] == last])
-        if _may_set(sub, s, want, lin, deep, depth - 1, seen):
+        if z is None or z not in ids or any(x[0] == z for x in open_) or _holds(contents, z, want):
             return True
     return False
 

@@ -20,7 +20,6 @@ from harness.checker.exact import replays
 from harness.checker.frontier import (
     _dead_from,
     _may_explain,
-    _may_set,
     _restoring,
     _stranded,
     _takers,
@@ -37,12 +36,6 @@ BIT = {"x": 1, "y": 2}
 
 def op(n: int, kind: str, lo: int, hi: int, arg: Any = None, out: Any = None) -> ModelOp:
     return ModelOp(n, kind, lo, hi, arg, out)
-
-
-def restoring(ops: list[ModelOp], bit: dict[str, int]) -> dict[str, list[Any]]:
-    """:func:`_restoring`'s entries without the last part, which every entry shares (the
-    session's takers, for :func:`_may_set` to follow)."""
-    return {sid: [e[:-1] for e in entries] for sid, entries in _restoring(ops, bit).items()}
 
 
 def state(*contents: tuple[str, Any, int], turns: tuple[str, ...] = AB, ids: Any = None,
@@ -74,7 +67,7 @@ def test_the_reads_and_appends_only_a_rollback_explains_are_found() -> None:
     takers = (((0, None),),)  # x is taken while (a) is set: by the append of a alone
     # the appends of a and b returned before the read began (bits 0, 2), and the rollback too
     # before the append of c (bit 3)
-    assert restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers, 0b101), (5, A, (entry,), 1, takers, 0b1101)]}
+    assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers, 0b101), (5, A, (entry,), 1, takers, 0b1101)]}
 
 
 def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> None:
@@ -89,7 +82,7 @@ def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> N
         op(3, "read", 4, 7, None, ("q",)),
         op(4, "rollback?", 0, INF, "w"),
     ]
-    got = restoring(ops, {"x": 1, "y": 2, "w": 4})
+    got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
     entry = (3, ("q",), ((4, "w"), (2, "x")), 5, (None, None), 0b11)  # no snapshot taken
     assert got == {"x": [entry], "w": [entry]}
 
@@ -102,7 +95,7 @@ def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
     ops = [op(0, "append", 0, 3, "a", ()), op(1, "read", 1, 4, None, A),
            op(2, "read", 5, 6, None, ("z",)), op(3, "rollback", 7, 8, "x"),
            op(4, "read", 7, 9, None, A), op(5, "append", 4, 5, "b", A)]
-    assert restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1)]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1)]}
 
 
 def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> None:
@@ -120,7 +113,7 @@ def test_an_op_invoked_after_the_read_returned_is_not_among_its_setters() -> Non
         op(5, "read", 5, 7, None, ("r",)),
         op(6, "rollback?", 0, INF, "w"),  # (so that no read has one rollback alone)
     ]
-    got = restoring(ops, {"x": 1, "y": 2, "w": 4})
+    got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
     assert [e for e in got["x"] if e[0] == 1] == [(1, ("q",), ((2, "x"), (6, "w")), 5, (None, None), 0)]
     assert [e[2] for e in got["x"] if e[0] == 5] == [((2, "x"), (6, "w"), (3, "y"))]
 
@@ -132,6 +125,7 @@ def test_a_state_may_explain_a_read_in_every_way_but_one() -> None:
     placed, cannot."""
     back = ((3, "x"),)
     assert _may_explain(state(turns=A), A, back, 0)
+    assert _may_explain(state(("x", AB, 1), turns=A), A, back, 0)  # nothing must come between
     assert _may_explain(state(ids=()), A, back, 0)
     assert _may_explain(state(("x", frozenset({AB}), 1), open_=(("x", 9),)), A, back, 0)
     assert _may_explain(state(("x", A, 1)), A, back, 0)
@@ -184,7 +178,7 @@ def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
         op(2, "append", 10, 11, "d", ()),
         op(3, "read", 12, 13, None, ("d",)),
     ]
-    assert restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,), 0)]}
+    assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,), 0)]}
 
 
 def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> None:
@@ -201,7 +195,7 @@ def test_a_turn_appended_twice_is_looked_for_among_the_ops_around_the_read() -> 
         op(5, "append", 10, 11, "b", None),
         op(6, "read", 2, 3, None, A),
     ]
-    assert restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1 << 2 | 1)]}
+    assert _restoring(ops, {"x": 2}) == {"x": [(4, A, ((3, "x"),), 2, (None,), 1 << 5 | 1 << 2 | 1)]}
 
 
 def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
@@ -438,7 +432,7 @@ def test_a_read_s_bits_hold_the_snapshots_its_takers_restore() -> None:
         op(6, "rollback", 12, 14, "x"),
         op(7, "read", 13, 15, None, A),
     ]
-    (entry,) = restoring(ops, {"x": 1, "y": 2})["x"]
+    (entry,) = _restoring(ops, {"x": 1, "y": 2})["x"]
     assert entry == (7, A, ((6, "x"),), 3, (((1, "y"),),), 0b100111)  # the append of b sets (a, b)
 
 
@@ -471,61 +465,6 @@ def test_turns_already_shown_explain_a_read_only_once_the_ops_before_it_are_plac
     assert not _may_explain(state(turns=AB, ids=()), A, back, 0, ((),), forced)
     assert not _may_explain(state(("x", AB, 1), turns=A), A, back, 0, ((),), forced)
     assert _may_explain(state(("x", frozenset({A}), 1), turns=A), A, back, 0, ((),), forced)
-
-
-def test_a_snapshot_not_taken_yet_may_take_a_list_only_if_its_own_takers_may_set_it() -> None:
-    """A snapshot x whose takers are a rollback to y (op 7), y not taken yet, and the one
-    taker of y a rollback to w (op 8): whether w may hold (a) decides, one snapshot deeper
-    (``deep``: each snapshot's takers, the ops' args, a memo). w taken holding (a, b): no
-    way; holding (a) among its candidates: a way. Two deep, w not taken: an append of a
-    among its takers is a way, one of another turn or one placed none; one deep, w may
-    take anything. Without ``deep``, at depth 0, with y's takers not known, or with the
-    turns (a) already: y may take anything."""
-    ways = ((7, "y"),)
-    arg = ["a", None, None, None, None, None, None, "w", None, "q"]
-
-    def deep(**takers: Any) -> Any:
-        return ({"y": ((8, "w"),), **takers}, arg, {})
-
-    closed = state(("w", AB, 1), ids=("w",))
-    assert not _may_set(ways, closed, A, 0, deep(w=()))
-    assert _may_set(ways, state(("w", frozenset({AB, A}), 1), ids=("w",)), A, 0, deep(w=()))
-    assert _may_set(ways, state(ids=()), A, 0, deep(w=((0, None),)), depth=2)  # the append of a
-    assert not _may_set(ways, state(ids=()), A, 0, deep(w=((9, None),)), depth=2)  # of q
-    assert not _may_set(ways, state(ids=()), A, 1 << 0, deep(w=((0, None),)), depth=2)  # placed
-    assert _may_set(ways, state(ids=()), A, 0, deep(w=((9, None),)))  # w not taken, one deep
-    assert _may_set(ways, closed, A, 0)  # y not taken: it may, without deep
-    assert _may_set(ways, closed, A, 0, deep(w=()), depth=0)
-    assert _may_set(ways, closed, A, 0, ({}, arg, {}))  # y's takers not known
-    assert _may_set(ways, state(("w", AB, 1), ids=("w",), turns=A), A, 0, deep(w=()))
-    assert not _may_set(ways, closed, A, 1 << 7, deep(w=()))  # the rollback to y placed
-    # y's window open, (a) not among its candidates yet: asked of its takers as well
-    open_y = state(("w", AB, 1), ("y", frozenset({AB}), 1), open_=(("y", 9),))
-    assert not _may_set(ways, open_y, A, 0, deep(w=()))
-    open_w = state(("w", frozenset({AB}), 1), ("y", frozenset({AB}), 1), open_=(("w", 9), ("y", 9)))
-    assert _may_set(ways, open_w, A, 0, deep(w=()))
-    # y's taker restores y itself: no way, and no end to the asking
-    assert not _may_set(ways, state(ids=()), A, 0, ({"y": ((7, "y"),)}, arg, {}), depth=5)
-
-
-def test_a_read_s_bits_hold_the_snapshots_its_takers_takers_restore() -> None:
-    """The snapshots :func:`_may_set` may look at one level deeper count in the read's bits:
-    y, whose rollback (op 1) may set what x takes, may itself take what a rollback to w
-    (op 8, running while y was taken) restores."""
-    ops = [
-        op(0, "append", 0, 1, "a", ()),
-        op(1, "rollback", 2, 9, "y"),
-        op(2, "append", 3, 4, "b", A),
-        op(3, "snapshot", 5, 6, None, "x"),
-        op(4, "snapshot", 0, 1, None, "y"),
-        op(5, "append", 10, 11, "c", AB),
-        op(6, "rollback", 12, 14, "x"),
-        op(7, "read", 13, 15, None, A),
-        op(8, "rollback", 0, 1, "w"),
-    ]
-    (entry,) = restoring(ops, {"x": 1, "y": 2, "w": 4})["x"]
-    assert entry[3] == 0b111
-    assert _restoring(ops, {"x": 1, "y": 2, "w": 4})["x"][0][-1][0]["y"] == ((0, None), (8, "w"))
 
 
 def test_a_rollback_that_must_be_the_last_before_one_read_is_dropped_from_others() -> None:
@@ -567,9 +506,9 @@ def test_a_read_that_another_pins_a_rollback_for_keeps_the_others() -> None:
            op(6, "read", 20, 21, None, ("a", "d")), op(7, "append", 13, 14, "e", None),
            op(8, "rollback", 15, 25, "y")]
     ops[3] = op(3, "rollback", 6, 30, "x")
-    got = restoring(ops, BIT)
+    got = _restoring(ops, BIT)
     assert [e[0] for e in got["x"]] == [4, 5]
     assert [(e[0], e[2]) for e in got["y"]] == [(6, ((8, "y"),))]
     # with neither showing a list, the read of (a, d) may follow either
     alone = [*ops[:4], op(4, "read", 7, 9, None, ()), op(5, "append", 10, 12, "c", None), *ops[6:]]
-    assert [(e[0], e[2]) for e in restoring(alone, BIT)["y"]] == [(6, ((3, "x"), (8, "y")))]
+    assert [(e[0], e[2]) for e in _restoring(alone, BIT)["y"]] == [(6, ((3, "x"), (8, "y")))]

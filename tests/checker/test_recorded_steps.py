@@ -31,9 +31,8 @@ DATA = Path(__file__).parent / "data"
 
 #: (session file, earliest invocation first) -> steps, 2026-11-29 (ninth session: turns
 #: that already show a read's list explain it only once the ops that returned before the
-#: read began are placed, ``frontier._may_explain``; what a snapshot may take asked of its
-#: takers' snapshots, ``frontier.TAKER_DEPTH``; a rollback that must be the last before one
-#: read is none of another's, ``frontier._pinned``).
+#: read began are placed, ``frontier._may_explain``; a rollback that must be the last
+#: before one read is none of another's, ``frontier._pinned``).
 STEPS = {
     ("w16-s1-c", False): 2_583,  # the look-ahead after 20 backups, then a back-up of 500 depths at once
     ("w16-s1-c", True): 3_144,
@@ -56,9 +55,8 @@ STEPS = {
     # dropped from those of reads of the same list far before it, ``frontier._pinned``)
     ("w16-s1-long", False): 2_385,
     ("w16-s1-long", True): 4_121,
-    # a snapshot not taken yet that only a chain of two rollbacks could have filled with
-    # a read's list, the first one's window closed by a listing 200 depths before (7,091
-    # and 5,497 steps when only one snapshot deep was looked at, ``frontier.TAKER_DEPTH``)
+    # a read whose snapshot's window a listing closed 200 depths before, which a rollback
+    # another read pins seemed to explain (7,091 and 5,497 steps before ``frontier._pinned``)
     ("w16-s1-chain", False): 2_977,
     ("w16-s1-chain", True): 3_615,
 }
