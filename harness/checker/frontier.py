@@ -43,7 +43,10 @@ Six reductions, each exact:
   needs the snapshot such a rollback restores to hold its list: a configuration in whose
   every state those snapshots' windows have closed without it is not explored
   (:func:`_unexplained`; a snapshot not taken yet, or whose window is open, may still
-  take a list only if one of the ops that may set what it takes does, :func:`_takers`;
+  take a list only if one of the ops that may set what it takes does, :func:`_takers`; a
+  rollback that must be the last op to set the turns before one read is none of a read
+  it cannot be the last before as well, :func:`_pinned`; turns that show the list already
+  explain it only once nothing is left to come between, :func:`_may_explain`;
   looked at once the search has backed up a tenth of a time per
   op or 20 times, :data:`LOOKAHEAD_AFTER`, and from the start by the search the default
   check begins for a session its first steps did not decide; where it turns on, every
