@@ -512,3 +512,25 @@ def test_a_read_that_another_pins_a_rollback_for_keeps_the_others() -> None:
     # with neither showing a list, the read of (a, d) may follow either
     alone = [*ops[:4], op(4, "read", 7, 9, None, ()), op(5, "append", 10, 12, "c", None), *ops[6:]]
     assert [(e[0], e[2]) for e in _restoring(alone, BIT)["y"]] == [(6, ((3, "x"), (8, "y")))]
+
+
+def test_reads_that_pin_one_rollback_with_two_lists_leave_the_later_reads_looked_at() -> None:
+    """The read of (a) at 7-9 and the read of (a, z) at 10-11 may each follow only the
+    rollback to x (6-30): they cannot both, so neither keeps it (nothing explains them: the
+    search finds that out on its own), and the read of (q) at 17-19, which may follow it
+    or the rollback to y, keeps only the one to y, and is still looked at."""
+    ops = [
+        op(0, "append", 0, 1, "a", ()),
+        op(1, "snapshot", 2, 3, None, "x"),
+        op(2, "append", 4, 5, "b", A),
+        op(3, "rollback", 6, 30, "x"),
+        op(4, "read", 7, 9, None, A),
+        op(5, "read", 10, 11, None, ("a", "z")),
+        op(6, "snapshot", 12, 13, None, "y"),
+        op(7, "append", 14, 15, "c", None),
+        op(8, "rollback", 16, 18, "y"),
+        op(9, "read", 17, 19, None, ("q",)),
+    ]
+    got = _restoring(ops, BIT)
+    assert list(got) == ["y"]
+    assert [(e[0], e[2]) for e in got["y"]] == [(9, ((8, "y"),))]
