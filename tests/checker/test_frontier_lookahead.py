@@ -477,7 +477,7 @@ def test_a_rollback_that_must_be_the_last_before_one_read_is_dropped_from_others
     but returned (at 4) before the latest setter read 4 follows was invoked: it loses 2."""
     hi = [0] * 21
     outs: list[Any] = [None] * 21
-    for n, h, o in ((4, 8, A), (7, 51, AB), (11, 60, A), (12, 9, A), (13, 4, A)):
+    for n, h, o in ((4, 8, A), (7, 51, AB), (11, 60, A), (12, 9, A), (13, 4, A), (14, 5, A)):
         hi[n], outs[n] = h, o
     found = [
         (4, ((2, "x"),), 3, 5),
@@ -493,6 +493,10 @@ def test_a_rollback_that_must_be_the_last_before_one_read_is_dropped_from_others
         (12, ((2, "x"),), 3, 6),
         (13, ((20, "w"),), 1, 2),
     ]
+    # read 14 returned as the latest setter read 4 follows was invoked (5), and read 4 as
+    # the latest read 14 follows was (8): instants that touch are concurrent, 2 stays
+    touching = [(4, ((2, "x"),), 3, 5), (14, ((2, "x"), (20, "w")), 3, 8)]
+    assert frontier._pinned(touching, hi, outs) == touching
     # with no read left to one rollback, nothing is dropped
     assert frontier._pinned(found[1:2], hi, outs) == found[1:2]
 
