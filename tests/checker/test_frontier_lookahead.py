@@ -524,9 +524,7 @@ def test_reads_that_pin_one_rollback_with_two_lists_leave_the_later_reads_looked
     search finds that out on its own), and the read of (q) at 17-19, which may follow it
     or the rollback to y, keeps only the one to y, and is still looked at."""
     ops = [
-        op(0, "append", 0, 1, "a", ()),
-        op(1, "snapshot", 2, 3, None, "x"),
-        op(2, "append", 4, 5, "b", A),
+        *SESSION[:3],  # a appended, snapshot x, b appended on (a)
         op(3, "rollback", 6, 30, "x"),
         op(4, "read", 7, 9, None, A),
         op(5, "read", 10, 11, None, ("a", "z")),
