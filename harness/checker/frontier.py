@@ -904,7 +904,8 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
     way, and the search failed there only, each time it placed the rollback so; a
     recorded 16-writer session took 37,592 steps, 8,393 with this.)"""
     turns, ids, contents, open_ = s
-    if turns == want and forced & lin == forced:
+    shown = turns == want
+    if shown and forced & lin == forced:
         return True
     for k, (n, sid) in enumerate(back):
         if lin >> n & 1:
@@ -914,7 +915,7 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
             return True
         if not taken or any(x[0] == sid for x in open_):
             ways = takers[k] if takers is not None else None
-            if ways is None or turns == want or _may_set(ways, s, want, lin):
+            if ways is None or shown or _may_set(ways, s, want, lin):
                 return True
     return False
 

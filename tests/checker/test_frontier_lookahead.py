@@ -17,15 +17,7 @@ from hypothesis import strategies as st
 
 import harness.checker.frontier as frontier
 from harness.checker.exact import replays
-from harness.checker.frontier import (
-    _dead_from,
-    _may_explain,
-    _restoring,
-    _stranded,
-    _takers,
-    _unexplained,
-    search,
-)
+from harness.checker.frontier import _dead_from, _may_explain, _restoring, _stranded, _takers, _unexplained, search
 from harness.checker.lazy import certify
 from harness.checker.model import ModelOp
 from harness.checker.ops import INF
@@ -506,10 +498,9 @@ def test_a_read_that_another_pins_a_rollback_for_keeps_the_others() -> None:
     of c on (a) may follow; the read of (a, d) at 20-21, whose last turn no append may have
     set, could follow it too by real time, but not with a list of its own: it keeps the
     rollback to y (op 8) alone."""
-    ops = [*SESSION[:4], op(4, "read", 7, 9, None, A), op(5, "append", 10, 12, "c", A),
-           op(6, "read", 20, 21, None, ("a", "d")), op(7, "append", 13, 14, "e", None),
-           op(8, "rollback", 15, 25, "y")]
-    ops[3] = op(3, "rollback", 6, 30, "x")
+    ops = [*SESSION[:3], op(3, "rollback", 6, 30, "x"), op(4, "read", 7, 9, None, A),
+           op(5, "append", 10, 12, "c", A), op(6, "read", 20, 21, None, ("a", "d")),
+           op(7, "append", 13, 14, "e", None), op(8, "rollback", 15, 25, "y")]
     got = _restoring(ops, BIT)
     assert [e[0] for e in got["x"]] == [4, 5]
     assert [(e[0], e[2]) for e in got["y"]] == [(6, ((8, "y"),))]
