@@ -26,5 +26,8 @@ fi
 # a tenth of the property tests' examples, drawn the same way every run (tests/checker/examples.py):
 # each mutant's tests take seconds, and a mutant is judged alike on every run
 export HARNESS_EXAMPLES="${HARNESS_EXAMPLES:-0.1}"
+# a mutant whose loop never ends is killed by pytest-timeout; the tests' own 600 s makes each
+# such mutant hold a core for 10 minutes (frontier.py has dozens): MUTANT_TIMEOUT_S=120 cuts that
+export PYTEST_ADDOPTS="--timeout=${MUTANT_TIMEOUT_S:-600} ${PYTEST_ADDOPTS:-}"
 "$venv/bin/mutmut" run --max-children "${JOBS:-2}" "$@" || true  # survivors are not an error
 "$venv/bin/python" scripts/mutation_report.py
