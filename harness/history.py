@@ -190,14 +190,20 @@ def _pair(v: Any) -> bool:
     return type(v) is list and len(v) == 2 and type(v[0]) is str and type(v[1]) is str
 
 
+#: Event times lie strictly within this many nanoseconds of 0 (146 years): the checker
+#: takes 2**62 for "never returned" (``harness.checker.ops.INF``), so a time at or past it
+#: would read as an op that never returned.
+_TIME_BOUND = 1 << 62
+
+
 def event_problem(d: Any) -> str | None:
     """Why a parsed line is not a history event (docs/design.md, "The history"), or None.
 
-    Checked: an object; ``time`` an integer, ``index`` and ``pid`` integers when present;
+    Checked: an object; ``time`` an integer within 2**62 of 0, ``index`` and ``pid`` integers when present;
     ``process`` an integer or a name; ``type`` and ``f`` known (see :data:`EVENT_FS`);
     ``session`` and ``error`` strings or null; an op's session a string; the outer shape
     of an op's value (a read's turns are checked by :func:`value_problem`)."""
-    if type(d) is dict and type(d.get("time")) is int:
+    if type(d) is dict and type(d.get("time")) is int and -_TIME_BOUND < d["time"] < _TIME_BOUND:
         # the common case, an op event of exact types, judged in one pass (every event of
         # a history is): anything else goes the long way, which says what is wrong
         p, t, f, session, error = d.get("process"), d.get("type"), d.get("f"), d.get("session"), d.get("error")
@@ -216,6 +222,8 @@ def event_problem(d: Any) -> str | None:
             return f"no {key!r}"
     if type(d["time"]) is not int or type(d.get("index", 0)) is not int or type(d.get("pid", 0)) is not int:
         return "time, index and pid must be integers"
+    if not -_TIME_BOUND < d["time"] < _TIME_BOUND:
+        return f"time {d['time']} out of range (nanoseconds, less than 2**62 either way)"
     p, t, f = d["process"], d["type"], d["f"]
     if not (_is_int(p) or isinstance(p, str)):
         return f"process must be an integer or a name, got {p!r:.40}"

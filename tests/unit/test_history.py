@@ -248,6 +248,8 @@ _OK = b'{"index":0,"time":1,"process":0,"pid":1,"type":"invoke","f":"read","sess
     (_OK.replace(b'"invoke"', b'["ok"]') + _OK, "unknown type \\['ok'\\]"),
     (_OK.replace(b'"read"', b'"frobnicate"') + _OK, "unknown f 'frobnicate'"),
     (_OK.replace(b'"time":1', b'"time":"1"') + _OK, "time, index and pid must be integers"),
+    (_OK.replace(b'"time":1', b'"time":4611686018427387904') + _OK, "time 4611686018427387904 out of range"),
+    (_OK.replace(b'"time":1', b'"time":-4611686018427387904') + _OK, "out of range"),
     (_OK.replace(b'"process":0', b'"process":null') + _OK, "process must be an integer"),
     (_OK.replace(b'"session":"s0"', b'"session":7') + _OK, "session must be a string"),
     (_OK.replace(b'"session":"s0"', b'"session":null') + _OK, "needs a session"),
@@ -435,6 +437,8 @@ _VALID = {"time": 5, "process": 1, "type": "ok", "f": "append", "session": "s",
 @example({**_VALID, "f": "read", "value": [["user", "t"]]})
 @example({**_VALID, "session": None})
 @example({**_VALID, "time": True})
+@example({**_VALID, "time": 1 << 62})
+@example({**_VALID, "time": (1 << 62) - 1})
 @settings(max_examples=500)
 def test_the_quick_check_of_an_event_says_what_the_long_one_says(d: Any) -> None:
     """``event_problem`` judges an op event of exact types in one pass: on any parsed line,
