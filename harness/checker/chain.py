@@ -69,9 +69,10 @@ UNORDERED = "unordered"
 def decide(ops: Sequence[ModelOp], deadline: float) -> Chain | Backward | str | None:
     """Decide the session ``ops`` (:func:`harness.checker.exact.session_ops`) if no rollback
     in them must take effect: a :class:`Chain` (linearizable), a :class:`Backward` or
-    :data:`UNORDERED` (not), ``"ids"`` (the snapshot ids alone have no linearization) or
-    None (an acknowledged rollback, an append repeated, or a failure an unknown rollback
-    might explain, or the ids not decided by ``deadline``: search the whole session)."""
+    :data:`UNORDERED` (not), ``"ids"`` (the snapshot ids alone have no linearization, which
+    no rollback can change) or None (an acknowledged rollback, an append repeated, a
+    failure of the turns an unknown rollback might explain, or the ids not decided by
+    ``deadline``: search the whole session)."""
     if any(o.kind == "rollback" for o in ops):
         return None
     turns = [o for o in ops if o.kind in ("append", "read")]
@@ -88,7 +89,10 @@ def decide(ops: Sequence[ModelOp], deadline: float) -> Chain | Backward | str | 
         if out.ok is None:
             return None
         if not out.ok:
-            return None if maybe_rollback else "ids"
+            # no rollback adds or removes an id, and every id op's result depends on the
+            # ids alone: the ids' ops of a linearization of the session would be one of
+            # theirs, so a rollback (unknown or not) cannot explain this
+            return "ids"
         ids = tuple(id_ops[k] for k in out.order)
     return Chain(verdict, ids)
 

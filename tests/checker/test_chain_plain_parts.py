@@ -186,3 +186,29 @@ def test_a_snapshot_id_that_is_not_a_string_is_not_proven_here() -> None:
         h.list(1, "s", ["y"])
         assert not prove(_one(h))
         assert check(h.events).valid
+
+
+def test_ids_that_have_no_linearization_refute_the_session_whatever_rollback_is_pending() -> None:
+    """A listing of an id no snapshot made: the ids alone have no linearization ("ids").
+    An unknown-outcome rollback among the ops changes nothing: no rollback adds or removes
+    an id, so it cannot explain the listing (the chain refutes at once, without a search
+    of the whole session), while a failure of the turns it might explain is left to the
+    search (None)."""
+    ops = [
+        ModelOp(0, "append", 0, 1, "a"),
+        ModelOp(1, "read", 2, 3, None, ("a",)),
+        ModelOp(2, "list", 4, 5, None, frozenset({"zz"})),
+    ]
+    maybe = ModelOp(3, "rollback?", 6, INF, "zz")
+    assert decide(ops, time.monotonic() + 10) == "ids"
+    assert decide([*ops, maybe], time.monotonic() + 10) == "ids"
+    assert _searched([*ops, maybe]) is False
+    lost = [ModelOp(0, "append", 0, 1, "a"), ModelOp(1, "read", 2, 3, None, ()), maybe]
+    assert decide(lost, time.monotonic() + 10) is None  # (a rollback to zz might have undone a)
+
+
+def _searched(ops: list[ModelOp]) -> bool | None:
+    """The frontier search's verdict on ``ops``: the whole session, searched."""
+    from harness.checker.frontier import search
+
+    return search(ops, time.monotonic() + 10).ok
