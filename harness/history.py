@@ -367,11 +367,26 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Event]:
 
     Raises HistoryError for what is not a history: no events at all (an empty or blank
     file, ``/dev/null``), a line that is no history event, a read whose turns are no
-    ``[role, token]`` pairs; a bad event raises when the stream reaches it."""
+    ``[role, token]`` pairs, an event of a process timed before the one before it (a
+    completion before its own invoke); a bad event raises when the stream reaches it."""
     p = Path(path)
     empty = True
+    # each process's last time: a process runs one op at a time on one monotonic clock, so
+    # its events go forward in time (a completion before its own invoke would read as an
+    # op that took effect before it was asked for, which no store can do)
+    last: dict[Any, int] = {}
     for e in _source(p):
         problem = value_problem(e)
+        if problem is None:
+            try:
+                before = last.get(e.process)
+                last[e.process] = e.time
+            except TypeError:  # an unhashable process: junk the checker skips
+                before = None
+            if before is not None and e.time < before:
+                last[e.process] = before
+                problem = (f"its time {e.time} is before the time of the event before it of process "
+                           f"{e.process!r} ({before}): a process's events go forward in time")
         if problem is not None:
             raise HistoryError(f"{p}: not a history: event {e.index} ({e.process} {e.type} "
                                f"{e.f}): {problem}")

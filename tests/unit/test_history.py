@@ -480,3 +480,20 @@ def test_gc_is_paused_inside_and_as_it_was_after_even_on_an_error(on: bool) -> N
         assert gc.isenabled() is on
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_a_process_s_event_timed_before_the_one_before_it_is_refused(tmp_path: Path) -> None:
+    """A process runs one op at a time on one monotonic clock: an ok timed before its own
+    invoke (or any event of a process before the one before it) is no history, refused in
+    one line naming the event; events of other processes may interleave as they will."""
+    ok = (b'{"index":0,"time":10,"process":0,"pid":1,"type":"invoke","f":"read","session":"s0","value":null}\n'
+          b'{"index":1,"time":5,"process":1,"pid":2,"type":"invoke","f":"read","session":"s0","value":null}\n'
+          b'{"index":2,"time":12,"process":0,"pid":1,"type":"ok","f":"read","session":"s0","value":[]}\n'
+          b'{"index":3,"time":6,"process":1,"pid":2,"type":"ok","f":"read","session":"s0","value":[]}\n')
+    p = tmp_path / "h.jsonl"
+    p.write_bytes(ok)
+    assert len(read_history(p)) == 4
+    p.write_bytes(ok.replace(b'"time":12', b'"time":9'))
+    with pytest.raises(HistoryError, match=r"event 2 \(0 ok read\).* 9 is before .* \(10\)") as err:
+        read_history(p)
+    assert "\n" not in str(err.value)
