@@ -6,27 +6,10 @@ alive; histories built with tests.checker.builder.H (each event 10 ns after the 
 
 from __future__ import annotations
 
-from harness.checker.evidence import Evidence
 from harness.checker.fast import check_fast
-from harness.checker.ops import group_by_session
-from harness.checker.order_tree import BAD, CLEAN, OrderTree
-from harness.checker.turns import LazyIndexes, Owners
+from harness.checker.order_tree import BAD, CLEAN
 from tests.checker.builder import H
-
-
-def grow(h: H, session: str = "s") -> tuple[OrderTree, Evidence]:
-    """The tree of ``session``'s reads, as the fast checker builds it."""
-    sessions, _ = group_by_session(h.events)
-    indexes = LazyIndexes(sessions)
-    found = Evidence()
-    tree = OrderTree(session, indexes[session], Owners(indexes), found)
-    tree.build(sessions[session].reads)
-    return tree, found
-
-
-def said(found: Evidence) -> list[tuple[str, str, list[int]]]:
-    """Each violation found: kind, sentence, the indices of its events."""
-    return [(v.kind, v.message, [e.index for e in v.events]) for v in found.kept]
+from tests.checker.test_order_tree_parts import grow, said
 
 
 def test_a_node_added_by_the_general_path_keeps_the_latest_invocation_of_the_path_before_it() -> None:
