@@ -144,10 +144,10 @@ class RequiredTurns:
                     if miss:
                         self._lost(rno, miss, max(cands, key=itemgetter(1)) if cands else None)
                 if doomed and not vset.isdisjoint(doomed):
-                    self._zombie(rno, cands[0], sorted(doomed & vset, key=self.W.__getitem__))
+                    self._zombie(rno, cands[0], sorted(doomed & vset, key=self._first_witnessed))
             if kept and not vset.issuperset(kept):
                 miss = [t for t in kept - vset if z != NEG or P[t] < lo]
-                self._bad_rollback(rno, sorted(miss, key=self.W.__getitem__), cands)
+                self._bad_rollback(rno, sorted(miss, key=self._first_witnessed), cands)
 
     def _check_without_rollbacks(self) -> None:
         status, P, wlo, wtok = self.tree.status, self.P, self.wlo, self.wtok
@@ -215,7 +215,7 @@ class RequiredTurns:
         miss = [t for t in miss if not self.found.has("lost-turn", self.session, t)]
         if not miss:
             return
-        miss.sort(key=self.W.__getitem__)
+        miss.sort(key=self._first_witnessed)
         inv, comp, _ = self.tree.obs[rno]
         why = (
             f"no rollback on session {self.session!r} could run in between"
@@ -239,6 +239,12 @@ class RequiredTurns:
             )
         for t in miss[len(report):]:
             self.found.reserve("lost-turn", self.session, t)
+
+    def _first_witnessed(self, t: str) -> tuple[int, str]:
+        """A sort key of turns: the earliest witnessed first, ties by the turn, so that the
+        order is the same on every run (the turns come from sets, whose order follows the
+        process's string hashing)."""
+        return self.W[t], t
 
     def _bad_rollback(self, rno: int, miss: Collection[str], cands: list[Rollback]) -> None:
         """One violation per turn first found missing this way; a turn already reported
