@@ -369,9 +369,12 @@ def _sequential(ctx: Ctx) -> None:
         def teardown(self) -> None:
             self.store.close()
 
+    # derandomized: the same sequences on every run, so that a store's verdict is one (drawn
+    # anew each run, 25 sequences missed a rollback that wipes the snapshots table now and
+    # then, and a gate that flips between runs says nothing)
     try:
         run_state_machine_as_test(Model, settings=settings(  # type: ignore[no-untyped-call]
-            max_examples=25, stateful_step_count=25, deadline=None, database=None,
+            max_examples=25, stateful_step_count=25, deadline=None, database=None, derandomize=True,
             suppress_health_check=list(HealthCheck)))
     except AssertionError:
         raise
