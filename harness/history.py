@@ -377,14 +377,10 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Event]:
     last: dict[Any, int] = {}
     for e in _source(p):
         problem = value_problem(e)
-        if problem is None:
-            try:
-                before = last.get(e.process)
-                last[e.process] = e.time
-            except TypeError:  # an unhashable process: junk the checker skips
-                before = None
+        if problem is None:  # (every event's process is an int or a name: iter_log checks)
+            before = last.get(e.process)
+            last[e.process] = e.time
             if before is not None and e.time < before:
-                last[e.process] = before
                 problem = (f"its time {e.time} is before the time of the event before it of process "
                            f"{e.process!r} ({before}): a process's events go forward in time")
         if problem is not None:
