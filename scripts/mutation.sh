@@ -29,5 +29,21 @@ export HARNESS_EXAMPLES="${HARNESS_EXAMPLES:-0.1}"
 # a mutant whose loop never ends is killed by pytest-timeout; the tests' own 600 s makes each
 # such mutant hold a core for 10 minutes (frontier.py has dozens): MUTANT_TIMEOUT_S=120 cuts that
 export PYTEST_ADDOPTS="--timeout=${MUTANT_TIMEOUT_S:-600} ${PYTEST_ADDOPTS:-}"
+# mutmut mutates only the lines tests/checker runs (mutate_only_covered_lines), found in one
+# pass of those tests under coverage that stops at the first failure (-x) and says nothing of
+# it: a test that fails only under a tracer (one that measures memory, say) silently leaves
+# every line that only the tests after it reach without a mutant. That pass is made here
+# first (under a minute), and a failure stops the run.
+cov=$(mktemp -d)
+trap 'rm -rf "$cov"' EXIT
+mapfile -t args < <("$venv/bin/python" -c 'import tomllib
+c = tomllib.load(open("pyproject.toml", "rb"))["tool"]["mutmut"]
+print("\n".join(c["pytest_add_cli_args"] + c["pytest_add_cli_args_test_selection"]))')
+if ! COVERAGE_FILE="$cov/data" "$venv/bin/python" -m coverage run -m pytest -x -q -p no:randomly \
+    "${args[@]}" > "$cov/log" 2>&1; then
+  tail -n 15 "$cov/log" >&2
+  echo "mutation.sh: tests/checker fails under coverage (above), so mutmut would leave lines unmutated" >&2
+  exit 1
+fi
 "$venv/bin/mutmut" run --max-children "${JOBS:-2}" "$@" || true  # survivors are not an error
 "$venv/bin/python" scripts/mutation_report.py
