@@ -213,18 +213,42 @@ def test_the_depth_from_which_no_configuration_explains_a_read() -> None:
 
 
 def test_a_configuration_reached_without_looking_is_looked_at_for_every_read() -> None:
-    """The reads of SESSION only the rollback to x explains, against one configuration:
-    with x closed holding (a, b), the read of (a) (op 4) is the first none of its states
-    may explain; placed, the append of c on (a) (op 5) is; both placed, or x's window
-    still open (or one state of the set with it open), none is."""
+    """The reads of SESSION only the rollback to x explains, against one configuration at
+    the end of a path on which x was taken at depth 2: with x closed holding (a, b), the
+    read of (a) (op 4) is the first none of its states may explain, and the search backs
+    up to depth 3, where x's window had closed; placed, the append of c on (a) (op 5)
+    is; both placed, or x's window still open (or one state of the set with it open),
+    none is."""
     restoring = _restoring(SESSION, BIT)
     closed = state(("x", frozenset({AB}), 1))
     open_x = state(("x", frozenset({AB}), 1), open_=(("x", 9),))
-    assert _stranded(restoring, (closed,), 0) == restoring["x"][0]
-    assert _stranded(restoring, (closed,), 1 << 4) == restoring["x"][1]
-    assert _stranded(restoring, (closed,), 1 << 4 | 1 << 5) is None
-    assert _stranded(restoring, (open_x,), 0) is None
-    assert _stranded(restoring, frozenset({closed, open_x}), 0) is None
+    untaken = state(ids=())
+    stack = [(0, (s,), [], 0, 0) for s in (untaken, untaken, open_x, closed, closed)]
+    assert _stranded(restoring, stack, (closed,), 0) == (3, 1)
+    assert restoring["x"][0][0] == 4 and restoring["x"][1][0] == 5
+    assert _stranded(restoring, stack, (closed,), 1 << 4) == (3, 1)
+    assert _stranded(restoring, stack, (closed,), 1 << 4 | 1 << 5) is None
+    assert _stranded(restoring, stack, (open_x,), 0) is None
+    assert _stranded(restoring, stack, frozenset({closed, open_x}), 0) is None
+
+
+def test_of_several_reads_lost_the_search_backs_up_to_the_first_that_was() -> None:
+    """A read of (p) only a rollback to snapshot a explains, and one of (q) only one to b:
+    on the path, b closed without (q) at depth 2, a without (p) at depth 5. Both are
+    lost at the end of it; the search backs up to depth 2, with b's bit, though a comes
+    first by id (each depth from 5 on fails too, but backing up there would leave the
+    depths 2-4, which fail as well, to be tried one at a time). Once the read of (q) is
+    placed, only the read of (p) is lost: back to depth 5."""
+    lost_a = (10, ("p",), ((20, "a"),), 1, (None,), 0)
+    lost_b = (11, ("q",), ((21, "b"),), 2, (None,), 0)
+    restoring = {"a": [lost_a], "b": [lost_b]}
+    none = state(ids=())
+    b = state(("b", frozenset({("z",)}), 1))
+    both = state(("a", frozenset({("z",)}), 1), ("b", frozenset({("z",)}), 1))
+    stack = [(0, (s,), [], 0, 0) for s in (none, none, b, b, b, both, both)]
+    assert _stranded(restoring, stack, (both,), 0) == (2, 2)
+    assert _stranded(restoring, stack, (both,), 1 << 11) == (5, 1)
+    assert _stranded(restoring, stack, (both,), 1 << 10 | 1 << 11) is None
 
 
 T1, T2, T3, T5 = "user\x1fw1:1", "assistant\x1fw0:2", "assistant\x1fw1:3", "user\x1fw0:5"
@@ -313,6 +337,7 @@ def test_the_path_built_before_looking_ahead_is_looked_at_once(
     out = search(ops, time.monotonic() + 10, early=early, ahead=1e-9)
     assert (out.ok, out.explored) == (ok, steps)
     assert len(found) == 1 and found[0] is not None
+    assert found[0] == (jumps[0][1], found[0][1])
     assert jumps[0][0] - jumps[0][1] >= back
     if ok:
         assert replays(certify([ops[k] for k in out.order], out.path))

@@ -62,6 +62,13 @@ went back through 200 depths of dead ends (7,091 steps). That rollback is the on
 read of another list at the end of its run may follow, so it cannot explain the first
 (``frontier._pinned``: 2,977).
 
+``w16-s1-first`` is session ``s1`` of a recording of ``--workers 16 --ops 200 --seed 7``
+(2026-11-30; 1,047 ops, 111 rollbacks): when the search turned its look-ahead on, at
+depth 572, its path had already lost the way to explain several reads, the first of
+them at depth 215; it went back to where the first it found had (507), and from there
+one backup at a time (5,443 steps), until it went back to where the first of them did
+(``frontier._stranded``: 2,921).
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the
@@ -187,6 +194,14 @@ def test_a_rollback_another_read_pins_is_not_taken_to_explain_a_far_read() -> No
     """``w16-s1-chain``: 2,977 steps when this was written, 7,091 when a rollback that must
     be the last op to set the turns before one read counted among those of another."""
     _proven_within("w16-s1-chain", 4_000)
+
+
+def test_the_search_backs_up_to_the_first_of_the_reads_its_path_lost() -> None:
+    """``w16-s1-first``: 2,921 steps when this was written, 5,443 when, turning the
+    look-ahead on at depth 572, the search went back to where the first of the reads the
+    path had lost (by snapshot id) lost its way, depth 507, and then one backup at a
+    time through 150 more depths, not at once to where the first of them did (215)."""
+    _proven_within("w16-s1-first", 4_000)
 
 
 def test_the_frontier_search_trying_early_ops_first_proves_another() -> None:
