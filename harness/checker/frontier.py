@@ -458,7 +458,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
         prv_of[nxt_of[k]] = k
         if fresh:
             # the path was built without looking ahead: the reads it already left no way
-            # to explain send the search back at once to where the first of them began
+            # to explain send the search back at once, to the first depth that lost one
             jump = _stranded(restoring, stack, states, lin)  # type: ignore[arg-type]
             if jump is not None:
                 todo = []

@@ -65,9 +65,9 @@ read of another list at the end of its run may follow, so it cannot explain the 
 ``w16-s1-first`` is session ``s1`` of a recording of ``--workers 16 --ops 200 --seed 7``
 (2026-11-30; 1,047 ops, 111 rollbacks): when the search turned its look-ahead on, at
 depth 572, its path had already lost the way to explain several reads, the first of
-them at depth 215; it went back to where the first it found had (507), and from there
-one backup at a time (5,443 steps), until it went back to where the first of them did
-(``frontier._stranded``: 2,921).
+them at depth 215; going back to where the first it found had (507), and from there one
+backup at a time, it took 5,443 steps; going back at once to where the first of them did
+(``frontier._stranded``), 2,921.
 
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
