@@ -646,43 +646,39 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     for n in setters:
         if kind[n] == "append":
             appender[arg[n]] = -1 if arg[n] in appender else n
-    # a sweep over the reads by invocation: the setters invoked by then are taken in,
-    # and those returned before the latest invocation of a setter that returned before
-    # the read began are dropped for good (that bound only grows), so each read looks at
+    # a sweep over the reads by invocation, along which ``after`` (below) only grows:
+    # the setters invoked before it and returning no earlier are kept (``spanning``),
+    # those returning earlier dropped for good; the rest are those invoked from ``after``
+    # to the read's return, a slice of the setters by invocation, so each read looks at
     # the few ops around it, not at every op of the session (sorts are stable: ties
     # stay in the order of the ops)
     by_lo = sorted(setters, key=lo.__getitem__)
+    los = [*map(lo.__getitem__, by_lo)]
     takers = _takers(ops, by_lo, his, latest)
-    taken = 0
-    near_by: list[int] = []  # in order of invocation, as by_lo
-    near_lo: list[int] = []  # their invocations
-    dropped = NEG  # the bound ``after`` near_by was last cut to
-    reach = NEG  # the latest return among the reads so far: setters invoked by then are in
+    spanning: list[int] = []  # in order of invocation, as by_lo
+    entered = 0  # by_lo[:entered] were looked at for ``spanning``
+    cut = NEG  # the ``after`` spanning was last cut to
     out: dict[str, list[Restored]] = {}
     found: list[Found] = []
     showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n]]
     for r in sorted(showing, key=lo.__getitem__):
+        if r in skip:
+            continue
         want = ops[r].out
         j = bisect_left(his, lo[r])  # the setters that returned before the read began
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        if hi[r] > reach:
-            reach = hi[r]
-        if r in skip:
-            continue
         last = want[-1]
         a = appender.get(last, -1)
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
-        while taken < len(by_lo) and lo[by_lo[taken]] <= reach:
-            near_by.append(by_lo[taken])
-            near_lo.append(lo[by_lo[taken]])
-            taken += 1
-        if after > dropped:
-            near_by = [n for n in near_by if hi[n] >= after]
-            near_lo = [lo[n] for n in near_by]
-            dropped = after
-        # those invoked by the time it returned: a prefix, near_by being in order of invocation
-        near = near_by[:bisect_right(near_lo, hi[r])]
+        start = bisect_left(los, after)
+        if after > cut:
+            spanning.extend(by_lo[entered:start])
+            entered = start
+            spanning = [n for n in spanning if hi[n] >= after]
+            cut = after
+        # those that may still set the turns and were invoked by the time it returned
+        near = spanning + by_lo[start:bisect_right(los, hi[r], start)]
         if r in near:
             near.remove(r)
         if any(kind[n] == "append" and arg[n] == last for n in near):
