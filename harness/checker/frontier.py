@@ -61,7 +61,7 @@ back the contents that later rollbacks restore.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate, chain, compress
 from operator import attrgetter, is_not, itemgetter, or_
 from typing import Any
@@ -646,18 +646,11 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     for n in setters:
         if kind[n] == "append":
             appender[arg[n]] = -1 if arg[n] in appender else n
-    # a sweep over the reads by invocation, along which ``after`` (below) only grows:
-    # the setters invoked before it and returning no earlier are kept (``spanning``),
-    # those returning earlier dropped for good; the rest are those invoked from ``after``
-    # to the read's return, a slice of the setters by invocation, so each read looks at
-    # the few ops around it, not at every op of the session (sorts are stable: ties
-    # stay in the order of the ops)
+    # a sweep over the reads by invocation, along which ``after`` (below) only grows
+    # (sorts are stable: ties stay in the order of the ops)
     by_lo = sorted(setters, key=lo.__getitem__)
-    los = [*map(lo.__getitem__, by_lo)]
     takers = _takers(ops, by_lo, his, latest)
-    spanning: list[int] = []  # in order of invocation, as by_lo
-    entered = 0  # by_lo[:entered] were looked at for ``spanning``
-    cut = NEG  # the ``after`` spanning was last cut to
+    around = _setters_near(by_lo, [*map(lo.__getitem__, by_lo)], hi)
     out: dict[str, list[Restored]] = {}
     found: list[Found] = []
     showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n]]
@@ -671,14 +664,8 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         a = appender.get(last, -1)
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
-        start = bisect_left(los, after)
-        if after > cut:
-            spanning.extend(by_lo[entered:start])
-            entered = start
-            spanning = [n for n in spanning if hi[n] >= after]
-            cut = after
         # those that may still set the turns and were invoked by the time it returned
-        near = spanning + by_lo[start:bisect_right(los, hi[r], start)]
+        near = around(after, hi[r])
         if r in near:
             near.remove(r)
         if any(kind[n] == "append" and arg[n] == last for n in near):
@@ -775,30 +762,44 @@ def _takers(ops: Sequence[ModelOp], by_lo: list[int], his: list[int],
     out: dict[str, tuple[Taker, ...]] = {}
     targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
     twice = set()
-    # a sweep over the snapshots by invocation, along which ``after`` only grows: the
-    # setters invoked before it and returning no earlier are kept (``spanning``), those
-    # returning earlier dropped for good; the rest are those invoked from ``after`` to
-    # the snapshot's return, a slice of the setters by invocation (the session's
-    # thousands of ops are not looked at once per snapshot)
-    los = [ops[n].lo for n in by_lo]
-    spanning: list[int] = []
-    entered = 0
+    # a sweep over the snapshots by invocation, along which ``after`` only grows
+    around = _setters_near(by_lo, [ops[n].lo for n in by_lo], [o.hi for o in ops])
     snaps = sorted((o for o in ops if o.kind == "snapshot" and o.out in targeted), key=lambda o: o.lo)
     for o in snaps:
         if o.out in out:  # an id two snapshots returned (a broken store): not known which
             twice.add(o.out)
         j = bisect_left(his, o.lo)
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        start = bisect_left(los, after)
-        while entered < start:
-            spanning.append(by_lo[entered])
-            entered += 1
-        spanning = [n for n in spanning if ops[n].hi >= after]
-        near = sorted([*spanning, *by_lo[start:bisect_right(los, o.hi, start)]])
+        near = sorted(around(after, o.hi))
         out[o.out] = tuple((n, ops[n].arg if ops[n].kind in ROLLBACKS else None) for n in near)
     for sid in twice:
         del out[sid]
     return out
+
+
+def _setters_near(by_lo: list[int], los: list[int], hi: Sequence[int]) -> Callable[[int, int], list[int]]:
+    """For a sweep along which the bound ``after`` only grows (:func:`_restoring` over the
+    reads, :func:`_takers` over the snapshots, each by invocation): a function of
+    ``(after, until)`` giving the setters (``by_lo``, in order of invocation; ``los``,
+    their invocations; ``hi``, every op's return) that return no earlier than ``after``
+    and were invoked by ``until``, in order of invocation. Those invoked before ``after``
+    and returning no earlier are kept (``spanning``), those returning earlier dropped for
+    good; the rest are a slice of ``by_lo``: each call looks at the few ops around its
+    bound, not at every op of the session."""
+    spanning: list[int] = []  # in order of invocation, as by_lo
+    entered = 0  # by_lo[:entered] were looked at for ``spanning``
+    cut = NEG  # the ``after`` spanning was last cut to
+
+    def near(after: int, until: int) -> list[int]:
+        nonlocal spanning, entered, cut
+        start = bisect_left(los, after)
+        if after > cut:
+            spanning.extend(by_lo[entered:start])
+            entered = start
+            spanning = [n for n in spanning if hi[n] >= after]
+            cut = after
+        return spanning + by_lo[start:bisect_right(los, until, start)]
+    return near
 
 
 def _unexplained(restoring: dict[str, list[Restored]], op: ModelOp, before: States,
