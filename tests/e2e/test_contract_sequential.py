@@ -1,6 +1,6 @@
 """The contract's state machine on a real SQLite store wrapped to misbehave: an error the
-store raises fails the case as first raised (not shrunk against the store), and a wrong
-answer fails it shrunk to the fewest calls."""
+store raises fails the case as first raised (not shrunk against the store), a wrong answer
+fails it shrunk to the fewest calls, and one that is not found again fails it as found."""
 
 from __future__ import annotations
 
@@ -82,3 +82,28 @@ def test_a_wrong_answer_fails_the_case_shrunk_to_the_fewest_calls(sqlite_ctx: Ct
     out = run_case(STATE_MACHINE, _wrapped(sqlite_ctx, _DropsLastTurn))
     # one append of the least role and content, then a read: nothing shorter shows it
     assert out.status == "fail" and out.detail == "read [], model [('user', '')]", out
+
+
+
+class _LiesOnce:
+    """Drops the last turn at the first read of a non-empty session, then never again, in
+    every store ``lied`` is shared by: a store whose answers vary between runs."""
+
+    def __init__(self, inner: Any, lied: list[bool]) -> None:
+        self.inner, self.lied = inner, lied
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def history(self, session: str) -> Any:
+        got = list(self.inner.history(session))
+        if got and not self.lied:
+            self.lied.append(True)
+            return got[:-1]
+        return got
+
+
+def test_a_wrong_answer_not_found_again_still_fails_the_case(sqlite_ctx: Ctx) -> None:
+    lied: list[bool] = []
+    out = run_case(STATE_MACHINE, _wrapped(sqlite_ctx, lambda inner: _LiesOnce(inner, lied)))
+    assert lied and out.status == "fail" and out.detail.startswith("read ["), out
