@@ -28,14 +28,20 @@ class _Wrapped(Ctx):
         return self.wrap(Ctx.store(self, url))
 
 
-class _RefusesThirdAppend:
-    """Raises at the third append of each store it wraps, as a library refusing a value."""
+class _Proxy:
+    """A store as it is, but for the methods a subclass overrides."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.appends = inner, 0
+        self.inner = inner
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class _RefusesThirdAppend(_Proxy):
+    """Raises at the third append of each store it wraps, as a library refusing a value."""
+
+    appends = 0
 
     def append(self, session: str, role: str, content: str) -> None:
         self.appends += 1
@@ -44,17 +50,27 @@ class _RefusesThirdAppend:
         self.inner.append(session, role, content)
 
 
-class _DropsLastTurn:
+class _DropsLastTurn(_Proxy):
     """Reads a session without its last turn: a wrong answer at the first read after an append."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def history(self, session: str) -> Any:
         return list(self.inner.history(session))[:-1]
+
+
+class _LiesOnce(_Proxy):
+    """Drops the last turn at the first read of a non-empty session, then never again, in
+    every store ``lied`` is shared by: a store whose answers vary between runs."""
+
+    def __init__(self, inner: Any, lied: list[bool]) -> None:
+        super().__init__(inner)
+        self.lied = lied
+
+    def history(self, session: str) -> Any:
+        got = list(self.inner.history(session))
+        if got and not self.lied:
+            self.lied.append(True)
+            return got[:-1]
+        return got
 
 
 @pytest.fixture
@@ -82,25 +98,6 @@ def test_a_wrong_answer_fails_the_case_shrunk_to_the_fewest_calls(sqlite_ctx: Ct
     out = run_case(STATE_MACHINE, _wrapped(sqlite_ctx, _DropsLastTurn))
     # one append of the least role and content, then a read: nothing shorter shows it
     assert out.status == "fail" and out.detail == "read [], model [('user', '')]", out
-
-
-
-class _LiesOnce:
-    """Drops the last turn at the first read of a non-empty session, then never again, in
-    every store ``lied`` is shared by: a store whose answers vary between runs."""
-
-    def __init__(self, inner: Any, lied: list[bool]) -> None:
-        self.inner, self.lied = inner, lied
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def history(self, session: str) -> Any:
-        got = list(self.inner.history(session))
-        if got and not self.lied:
-            self.lied.append(True)
-            return got[:-1]
-        return got
 
 
 def test_a_wrong_answer_not_found_again_still_fails_the_case(sqlite_ctx: Ctx) -> None:
