@@ -16,9 +16,10 @@ import sys
 import time
 from bisect import bisect_right
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.checker import smt
 from harness.checker.chain import UNORDERED, Backward, Chain, decide
 from harness.checker.checkpoints import not_found
 from harness.checker.evidence import Evidence
@@ -422,6 +423,12 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
         return tries
     caps = (steps, JIT_STEPS, EAGER_STEPS) if steps is not None else (1 << 62,) * 3
     limit = _peak_mb() + SEARCH_MEMORY_MB
+    # ``check --exact`` with the solver installed, on a session with rollbacks it covers:
+    # the searches get half the time, the solver what they leave (:mod:`~harness.checker.smt`;
+    # the default check, with its step caps, leaves an undecided session to the searches)
+    last = (steps is None and any(o.kind == "rollback" for o in ops) and smt.available()
+            and smt.supported(ops))
+    end, deadline = deadline, (deadline + time.monotonic()) / 2 if last else deadline
     # [run, share of the time, step cap, seconds used]
     runs: list[list[Any]] = [
         [frontier if frontier is not None else begin_frontier(ops), SHARES[0], caps[0], 0.0],
@@ -440,9 +447,10 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
             if got is None and not capped and time.monotonic() <= deadline:
                 if _peak_mb() <= limit:
                     continue  # its time is used up: the others' turn
-                for other in runs:  # out of memory: all stop, the session is undecided
+                for other in runs:  # out of memory: all stop, undecided but for the solver
                     tries.append(stop(other[0]))
-                return tries
+                runs = []
+                break
             runs.remove(entry)
             got = got if got is not None else stop(run)
             tries.append(got)
@@ -450,7 +458,18 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
                 for other in runs:
                     other[0].close()
                 return tries
+    if last:
+        tries.append(_solved(ops, end, max(tries, key=lambda t: t.depth)))
     return tries
+
+
+def _solved(ops: Sequence[ModelOp], deadline: float, deepest: Outcome) -> Outcome:
+    """The solver's verdict on a session the searches left undecided; a refutation is
+    explained by the deepest dead end a search reached (the op it could not place there)."""
+    got = smt.decide(ops, deadline)
+    if got.ok is False:
+        return replace(deepest, ok=False, explored=0)
+    return got
 
 
 def _peak_mb() -> float:

@@ -1207,6 +1207,38 @@ def test_the_searches_stop_at_the_deadline_or_past_their_memory(monkeypatch: pyt
     assert not any(r.closed for r in made.values())
 
 
+def test_check_exact_leaves_the_solver_the_time_the_searches_do_not_use(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no step caps (``check --exact``) and a session with rollbacks the solver covers,
+    the four searches run until half the time is gone, then the solver gets the rest; its
+    verdict is the last outcome, and a refutation names the deepest search's dead end."""
+    script = {(name, 1): (60.0 if name == "F" else 0.0, (None, False)) for name in "FJEG"}
+    _, calls, _ = _fake_searches(monkeypatch, script)
+    asked: list[Any] = []
+
+    def solve(ops: Any, deadline: float) -> Outcome:
+        asked.append((len(ops), deadline))
+        return Outcome(False)
+
+    monkeypatch.setattr(exact.smt, "available", lambda: True)
+    monkeypatch.setattr(exact.smt, "decide", solve)
+    ops = [op(0, "snapshot", 0, 1, None, "1"), op(1, "rollback", 2, 3, "1"),
+           op(2, "read", 4, 5, None, ())]
+    tries = exact._searches(ops, 200.0, None, Outcome(None))
+    assert [c[1] for c in calls if c[0] == "J"] == [150.0]  # half of the 100 s left
+    assert asked == [(3, 200.0)]
+    assert tries[-1] == Outcome(False, depth=4)  # "E" went deepest
+    # the default check (step caps) never asks the solver, nor does a session it does not
+    # cover: the searches have all the time (the first takes it all)
+    script[("F", 1)] = (150.0, (None, False))
+    _fake_searches(monkeypatch, script)
+    assert exact._searches(ops, 200.0, 5, Outcome(None))[-1].ok is None
+    _fake_searches(monkeypatch, script)
+    assert exact._searches([*ops, op(3, "rollback?", 6, INF, "1")], 200.0, None,
+                           Outcome(None))[-1].ok is None
+    assert asked == [(3, 200.0)]
+
+
 def test_without_a_walk_s_outcome_the_searches_start_with_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     walked: list[Any] = []
     done = Outcome(True, explored=4)

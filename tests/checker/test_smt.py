@@ -1,0 +1,101 @@
+"""The solver that ``check --exact`` falls back on (harness.checker.smt) against brute force.
+
+Its "unsat" is a refutation, so the formula must be exactly the model: on tiny histories of
+the ops it covers (every outcome known, appends shown by a read or ghosts), valid,
+scrambled or of a buggy store, it says linearizable exactly when brute force does, and
+each order it gives replays through the eager model.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from harness.checker import smt
+from harness.checker.evidence import Evidence
+from harness.checker.exact import complete, replays, session_ops
+from harness.checker.model import ModelOp
+from harness.checker.ops import INF, group_by_session
+from harness.history import Event
+from tests.checker.examples import examples
+from tests.checker.mutate import scramble
+from tests.checker.simulate import BUGS, MORE_BUGS, Params, buggy_params, simulate
+from tests.checker.test_bruteforce import TooBig, brute_force
+
+
+def _known(seed: int, buggy: bool) -> list[Event]:
+    """A tiny history with rollbacks whose outcomes are all known: of a buggy store, or
+    valid, scrambled half the time."""
+    rng = random.Random(seed)
+    if buggy:
+        prm = replace(buggy_params(rng, rng.choice(BUGS + MORE_BUGS)), p_crash=0.0, p_info=0.0)
+        return simulate(seed, prm)
+    prm = Params(procs=rng.randint(1, 4), sessions=1, steps=rng.randint(2, 24),
+                 p_crash=0.0, p_info=0.0, p_fail=0.1, p_any_id=0.3)
+    events = simulate(seed, prm)
+    return scramble(events, rng) if rng.random() < 0.5 else events
+
+
+def _decided(events: list[Event]) -> bool | None:
+    """The solver's verdict over every session (None: some session it does not cover)."""
+    for so in group_by_session(events)[0].values():
+        found = Evidence()
+        ops = session_ops(so, found)
+        if found.count():
+            return False
+        if not smt.supported(ops):
+            return None
+        out = smt.decide(ops, time.monotonic() + 60)
+        assert out.ok is not None
+        if not out.ok:
+            return False
+        order = [ops[k] for k in out.order]
+        assert complete(order, ops) and replays(order)
+    return True
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), buggy=st.booleans())
+def test_the_solver_agrees_with_brute_force(seed: int, buggy: bool) -> None:
+    events = _known(seed, buggy)
+    got = _decided(events)
+    assume(got is not None)
+    try:
+        truth = brute_force(events, budget=50_000)
+    except TooBig:
+        assume(False)
+    assert got is truth
+
+
+def _op(k: int, kind: str, lo: int, hi: int, arg: object = None, out: object = None) -> ModelOp:
+    return ModelOp(k, kind, lo, hi, arg, out)
+
+
+def test_a_rollback_restores_what_its_snapshot_saw_when_it_was_placed() -> None:
+    """Two appends overlap a snapshot; a read after a rollback shows ``a`` alone: only
+    the order a, snapshot, b explains it, and the solver finds that one."""
+    ops = [_op(0, "append", 0, 10, "a", ()), _op(1, "snapshot", 1, 9, None, "1"),
+           _op(2, "append", 2, 8, "b", ("a",)), _op(3, "read", 11, 12, None, ("a", "b")),
+           _op(4, "rollback", 13, 14, "1"), _op(5, "read", 15, 16, None, ("a",))]
+    out = smt.decide(ops, time.monotonic() + 60)
+    assert out.ok and [ops[k].kind for k in out.order] == [
+        "append", "snapshot", "append", "read", "rollback", "read"]
+
+
+def test_a_read_no_order_explains_is_refuted() -> None:
+    """The same, but the snapshot returned before ``a`` was appended: it can only hold
+    the empty list, and the read after the rollback shows ``a``."""
+    ops = [_op(0, "snapshot", 0, 1, None, "1"), _op(1, "append", 2, 3, "a", ()),
+           _op(2, "rollback", 4, 5, "1"), _op(3, "read", 6, 7, None, ("a",))]
+    assert smt.decide(ops, time.monotonic() + 60).ok is False
+
+
+def test_what_it_does_not_cover_is_left_undecided() -> None:
+    """An op of unknown outcome is not in the formula: the solver says nothing."""
+    ops = [_op(0, "append", 0, INF, "a", ()), _op(1, "read", 1, 2, None, ("a",))]
+    assert not smt.supported(ops)
+    assert smt.decide(ops, time.monotonic() + 60).ok is None
