@@ -361,7 +361,8 @@ def _search(sc: Any, reports: Path, redis_url: str, say: Any, destructive: bool 
 @cli.command("check")
 @click.argument("path", metavar="RUN_DIR_OR_HISTORY")
 @click.option("--exact", is_flag=True,
-              help="Decide every session with no limit but --budget: a session left "
+              help="Decide every session with no limit but --budget (with the smt extra, "
+                   "a solver takes what the searches leave): a session left "
                    "undecided makes the verdict unknown (exit 3). Without it, each session "
                    "gets a fixed number of search steps and an undecided one keeps the "
                    "fast rules' pass, named as not proven.")

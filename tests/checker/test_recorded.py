@@ -238,7 +238,8 @@ def test_a_session_the_searches_do_not_decide_is_named_never_passed_as_proven() 
     events are proven at once; with the read of event 898, which shows a turn appended
     some 250 events before and restored by a rollback to a snapshot that could have taken
     it then, the session is undecided. Its verdict says so: unknown with ``exact``, a pass
-    named as not proven by default, the session named in both."""
+    named as not proven by default, the session named in both. (It is linearizable:
+    ``--exact`` with minutes of budget proves it by the solver, harness.checker.smt.)"""
     events = _events("w8-rollbacks")
     assert len(events) == 2204 and check_fast(events).valid is True
     assert check(events[:898], exact=True, budget_s=20).valid is True
