@@ -46,10 +46,12 @@ from harness.checker.ops import INF, NEG
 
 __all__ = ["available", "decide", "supported"]
 
-#: The kinds the formula knows (all of known outcome).
-KINDS = frozenset({"append", "read", "snapshot", "snapshot-id", "rollback", "rollback-missing", "list"})
+#: The kinds the formula knows.
+KINDS = frozenset({"append", "read", "snapshot", "snapshot-id", "rollback", "rollback?",
+                   "rollback-missing", "list"})
 _DIRTY: tuple[str, ...] = ("\x00dirty",)
-_SETTERS = ("append", "rollback")
+_SETTERS = ("append", "rollback", "rollback?")
+_ROLLBACKS = ("rollback", "rollback?")
 
 
 def available() -> bool:
@@ -62,12 +64,13 @@ def available() -> bool:
 
 
 def supported(ops: Sequence[ModelOp]) -> bool:
-    """Whether the formula covers ``ops``: every op of a kind in :data:`KINDS` (none of
-    unknown outcome), every append a ghost or of a known parent, every snapshot id made
-    once."""
+    """Whether the formula covers ``ops``: every op of a kind in :data:`KINDS`, of known
+    outcome but for appends and rollbacks (``rollback?``), every append a ghost or of a
+    known parent, every snapshot id made once. (A snapshot of unknown outcome, which may
+    have made any of several ids, is not in it.)"""
     ids = [o.out for o in ops if o.kind in ("snapshot", "snapshot-id")]
     return (len(ids) == len(set(ids))
-            and all(o.kind in KINDS and o.hi != INF for o in ops)
+            and all(o.kind in KINDS and (o.hi != INF or o.kind in _SETTERS) for o in ops)
             and all(o.arg == GHOST or o.out is not None for o in ops if o.kind == "append"))
 
 
@@ -92,7 +95,9 @@ def decide(ops: Sequence[ModelOp], deadline: float) -> Outcome:
         return Outcome(None)
     model = solver.model()
     at = [model.eval(p, model_completion=True).as_long() for p in pos]
-    return Outcome(True, order=tuple(sorted(range(len(ops)), key=lambda k: (at[k], k))))
+    placed = [k for k in range(len(ops)) if ops[k].hi != INF or z3.is_true(
+        model.eval(z3.Bool(f"e{k}"), model_completion=True))]
+    return Outcome(True, order=tuple(sorted(placed, key=lambda k: (at[k], k))))
 
 
 def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
@@ -123,6 +128,8 @@ def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
                     break
                 solver.add(pos[b] < pos[a])
     setters = [k for k, o in enumerate(ops) if o.kind in _SETTERS]
+    # whether each setter took effect: one of unknown outcome may have, or not
+    took = {k: z3.BoolVal(True) if ops[k].hi != INF else z3.Bool(f"e{k}") for k in setters}
     made: dict[int, Any] = {}  # what each setter makes
     content: dict[str, Any] = {}  # the value each restored snapshot saw, by id
     creator = {o.out: k for k, o in enumerate(ops) if o.kind in ("snapshot", "snapshot-id")}
@@ -132,18 +139,21 @@ def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
             made[k] = number(_DIRTY if o.arg == GHOST else (*o.out, o.arg))
         else:
             made[k] = content.setdefault(o.arg, z3.Int(f"c{o.arg}"))
-    restored = {o.arg for o in ops if o.kind == "rollback"}
+    restored = {o.arg for o in ops if o.kind in _ROLLBACKS}
     last = _last(ops, setters)
     for x, o in enumerate(ops):
         kind = o.kind
-        if kind == "read" or (kind == "append" and o.arg != GHOST):
-            solver.add(_sees(x, number(tuple(o.out)), last(x), pos, made, z3))
+        if kind == "read":
+            solver.add(_sees(x, number(tuple(o.out)), last(x), pos, made, took, z3))
+        elif kind == "append" and o.arg != GHOST:  # (where it took effect)
+            solver.add(z3.Implies(took[x], _sees(x, number(tuple(o.out)), last(x), pos, made,
+                                                 took, z3)))
         elif kind == "snapshot" and o.out in restored:
             want = content.setdefault(o.out, z3.Int(f"c{o.out}"))
-            solver.add(_sees(x, want, last(x), pos, made, z3))
-        elif kind == "rollback":
+            solver.add(_sees(x, want, last(x), pos, made, took, z3))
+        elif kind in _ROLLBACKS:
             c = creator.get(o.arg)
-            solver.add(pos[c] < pos[x] if c is not None else z3.BoolVal(False))
+            solver.add(z3.Implies(took[x], pos[c] < pos[x] if c is not None else z3.BoolVal(False)))
             if c is not None and ops[c].kind == "snapshot-id":  # its content is not kept
                 solver.add(content[o.arg] == 0)
         elif kind == "rollback-missing":
@@ -178,14 +188,15 @@ def _last(ops: Sequence[ModelOp], setters: list[int]) -> Any:
 
 
 def _sees(x: int, want: Any, last: tuple[list[int], bool], pos: list[Any], made: dict[int, Any],
-          z3: Any) -> Any:
-    """Op ``x`` sees the value ``want``: one of its possible last setters is placed before
-    it with none of the others in between and made ``want``, or none is before it and
-    ``want`` is the empty list."""
+          took: dict[int, Any], z3: Any) -> Any:
+    """Op ``x`` sees the value ``want``: one of its possible last setters took effect, is
+    placed before it with none of the others that took effect in between, and made
+    ``want``; or none is before it and ``want`` is the empty list."""
     cands, empty = last
-    ways = [z3.And(pos[w] < pos[x], made[w] == want,
-                   *[z3.Or(pos[v] < pos[w], pos[x] < pos[v]) for v in cands if v != w])
+    ways = [z3.And(took[w], pos[w] < pos[x], made[w] == want,
+                   *[z3.Or(z3.Not(took[v]), pos[v] < pos[w], pos[x] < pos[v])
+                     for v in cands if v != w])
             for w in cands]
     if empty:
-        ways.append(z3.And(want == 0, *[pos[x] < pos[w] for w in cands]))
+        ways.append(z3.And(want == 0, *[z3.Or(z3.Not(took[w]), pos[x] < pos[w]) for w in cands]))
     return z3.Or(*ways)

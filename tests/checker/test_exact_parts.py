@@ -1234,7 +1234,7 @@ def test_check_exact_leaves_the_solver_the_time_the_searches_do_not_use(
     _fake_searches(monkeypatch, script)
     assert exact._searches(ops, 200.0, 5, Outcome(None))[-1].ok is None
     _fake_searches(monkeypatch, script)
-    assert exact._searches([*ops, op(3, "rollback?", 6, INF, "1")], 200.0, None,
+    assert exact._searches([*ops, op(3, "snapshot?", 6, INF, frozenset({"2"}))], 200.0, None,
                            Outcome(None))[-1].ok is None
     assert asked == [(3, 200.0)]
 
