@@ -414,7 +414,9 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     is spent in one go on a session another decides cheaply. The default check stops each
     at its share (``steps`` for each frontier search, :data:`JIT_STEPS`, :data:`EAGER_STEPS`);
     all stop, undecided, once they have added :data:`SEARCH_MEMORY_MB` to the peak;
-    ``check --exact`` (``steps`` None) goes on until the deadline. ``frontier``: the
+    ``check --exact`` (``steps`` None) goes on until the deadline, or, for a session the
+    solver covers (:mod:`~harness.checker.smt`, the ``smt`` extra), until half of the time
+    is gone, and hands the session to the solver for the rest. ``frontier``: the
     first search, begun by :meth:`Prover.prove_first`, which it did not decide (resumed
     here where it stopped; ``quick`` is then the walk's outcome)."""
     out = quick if quick is not None else _quick_walk(ops, deadline)
@@ -426,8 +428,8 @@ def _searches(ops: Sequence[ModelOp], deadline: float, steps: int | None,
     # ``check --exact`` with the solver installed, on a session with rollbacks it covers:
     # the searches get half the time, the solver what they leave (:mod:`~harness.checker.smt`;
     # the default check, with its step caps, leaves an undecided session to the searches)
-    last = (steps is None and any(o.kind == "rollback" for o in ops) and smt.available()
-            and smt.supported(ops))
+    last = (steps is None and any(o.kind in ("rollback", "rollback?") for o in ops)
+            and smt.available() and smt.supported(ops))
     end, deadline = deadline, (deadline + time.monotonic()) / 2 if last else deadline
     # [run, share of the time, step cap, seconds used]
     runs: list[list[Any]] = [
