@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import accumulate
 from typing import Any
 
 from harness.checker.linearize import Outcome
@@ -112,13 +113,7 @@ def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
     # real time: b before a when b returned before a was invoked; of those, only the
     # ones that returned no earlier than the latest invocation among them (the others
     # returned before that op was invoked: ordered before it, and it before a)
-    by_hi = sorted(range(n), key=lambda k: ops[k].hi)
-    his = [ops[k].hi for k in by_hi]
-    latest = []
-    m = NEG
-    for k in by_hi:
-        m = max(m, ops[k].lo)
-        latest.append(m)
+    by_hi, his, latest = _by_return(ops, range(n))
     for a, o in enumerate(ops):
         j = bisect_left(his, o.lo)
         if j:
@@ -168,16 +163,17 @@ def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
     return solver, pos
 
 
+def _by_return(ops: Sequence[ModelOp], among: Iterable[int]) -> tuple[list[int], list[Any], list[Any]]:
+    """The ops ``among`` in order of return, their returns, and the latest invocation
+    among each one and those before it."""
+    order = sorted(among, key=lambda k: ops[k].hi)
+    return order, [ops[k].hi for k in order], list(accumulate([ops[k].lo for k in order], max))
+
+
 def _last(ops: Sequence[ModelOp], setters: list[int]) -> Any:
     """For an op ``x``: the setters that may be the last placed before it, and whether
     none may be (no setter returned before it was invoked)."""
-    done = sorted(setters, key=lambda k: ops[k].hi)
-    his = [ops[k].hi for k in done]
-    latest = []
-    m = NEG
-    for k in done:
-        m = max(m, ops[k].lo)
-        latest.append(m)
+    _, his, latest = _by_return(ops, setters)
 
     def last(x: int) -> tuple[list[int], bool]:
         o = ops[x]
