@@ -26,7 +26,8 @@ def _verdict(result: CheckResult) -> str:
     if result.valid is None and result.error is not None:
         return f"[bold yellow]UNKNOWN[/]: the checker raised {escape(result.error)}"
     if result.valid is None:
-        return "[bold yellow]UNKNOWN[/]: the exact search ran out of budget"
+        return ("[bold yellow]UNKNOWN[/]: the exact search ran out of budget (a larger "
+                "--budget decides more, and with the smt extra a solver)")
     n = result.total()
     return f"[bold red]FAIL[/]: {n} violation{'s' if n != 1 else ''}"
 
@@ -45,7 +46,8 @@ def _proof(result: CheckResult) -> str:
     names = ", ".join(_undecided(name, detail.get(name)) for name in p["sessions_unknown"][:3])
     return (f"; {k} of {n} sessions proven linearizable; {left} not decided within the "
             f"exact budget ({names}{' …' if left > 3 else ''}): for those, the fast rules "
-            f"found nothing")
+            f"found nothing (`harness check RUN --exact --budget S` gives them S seconds, "
+            f"and with the smt extra a solver)")
 
 
 def _undecided(name: str, d: dict[str, Any] | None) -> str:

@@ -104,8 +104,10 @@ def test_an_undecided_session_says_how_far_the_searches_got(monkeypatch: pytest.
     con = Console(record=True, width=400)
     print_check(res, con)
     w = d["window"]
+    text = con.export_text()
     assert (f"(s0: {d['ops_placed']} of {d['ops']} ops placed, events {w['from_event']}-"
-            f"{w['to_event']} undecided)") in con.export_text()
+            f"{w['to_event']} undecided)") in text
+    assert "`harness check RUN --exact --budget S` gives them S seconds" in text
     from harness.report.html import _proof as html_proof  # the report page's verdict line
 
     assert f"{d['ops_placed']} of {d['ops']} ops placed" in html_proof(res.to_dict())
