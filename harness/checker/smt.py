@@ -6,9 +6,9 @@ The searches leave undecided the shape docs/checker.md names (many concurrent ro
 a read that only a content captured hundreds of ops before explains): which earlier choice
 a dead end blames is what a depth-first search cannot tell, and a CDCL solver can.
 
-The formula, for a session whose ops all have a known outcome and whose appends each have
-a parent a read showed or are ghosts (:func:`supported`; the others are left to the
-searches, ``ok`` None):
+The formula, for a session whose appends each have a parent a read showed or are ghosts,
+and whose only ops of unknown outcome are appends and rollbacks (:func:`supported`; the
+others are left to the searches, ``ok`` None):
 
 - every op has an integer position; an op that returned before another was invoked has
   the smaller one (only the pairs that transitivity does not already give);
@@ -23,7 +23,9 @@ searches, ``ok`` None):
 - an append makes its parent plus its turn (a constant; a ghost makes one dirty value no
   read shows); a rollback makes its snapshot's content, the value its snapshot saw;
 - a rollback comes after the snapshot that created its id, a failed one ("not found")
-  before it; a listing comes after the snapshots of the ids it shows and before the others.
+  before it; a listing comes after the snapshots of the ids it shows and before the others;
+- an append or a rollback of unknown outcome has a boolean, whether it took effect: only
+  one that did is a setter (placed, it may be an op's last one, or come between two).
 
 Lists are numbered, so every term is an integer and every atom a difference of two
 (QF_IDL). Positions may tie where nothing orders the two ops; ties are broken by op number.
