@@ -120,3 +120,12 @@ def test_the_solver_proves_recorded_sessions(name: str) -> None:
     assert out.ok is True
     order = [ops[k] for k in out.order]
     assert complete(order, ops) and replays(order)
+
+
+def test_past_its_memory_the_solver_leaves_the_session_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The solver's memory is bounded (a session the searches decide at once took it to
+    3.6 GB): past :data:`~harness.checker.smt.SOLVER_MEMORY_MB` it says nothing."""
+    (so,) = group_by_session(read_history(DATA / "w8-restored.jsonl.zst"))[0].values()
+    ops = session_ops(so, Evidence())
+    monkeypatch.setattr(smt, "SOLVER_MEMORY_MB", 1)
+    assert smt.decide(ops, time.monotonic() + 120).ok is None
