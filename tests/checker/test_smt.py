@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from harness.checker import smt
 from harness.checker.evidence import Evidence
 from harness.checker.exact import complete, replays, session_ops
-from harness.checker.model import ModelOp
+from harness.checker.model import GHOST, ModelOp
 from harness.checker.ops import INF, group_by_session
 from harness.history import Event, read_history
 from tests.checker.examples import examples
@@ -129,3 +129,42 @@ def test_past_its_memory_the_solver_leaves_the_session_undecided(monkeypatch: py
     ops = session_ops(so, Evidence())
     monkeypatch.setattr(smt, "SOLVER_MEMORY_MB", 1)
     assert smt.decide(ops, time.monotonic() + 120).ok is None
+
+
+def test_an_append_of_unknown_outcome_that_a_read_shows_took_effect() -> None:
+    """An append whose worker crashed, shown by a read: placed in the order, which
+    replays; a rollback of unknown outcome to an id nobody made beside it did not take
+    effect. With a later read of the empty list and no rollback, no order explains both."""
+    ops = [_op(0, "append", 0, INF, "u", ()), _op(1, "read", 1, 2, None, ("u",)),
+           _op(2, "rollback?", 0, INF, "9")]
+    out = smt.decide(ops, time.monotonic() + 60)
+    assert out.ok is True and 0 in out.order and 2 not in out.order
+    assert replays([ops[k] for k in out.order])
+    later = [*ops[:2], _op(2, "read", 3, 4, None, ())]
+    assert smt.decide(later, time.monotonic() + 60).ok is False
+
+
+def test_a_rollback_that_failed_not_found_after_its_snapshot_returned_is_refuted() -> None:
+    ops = [_op(0, "snapshot", 0, 1, None, "1"), _op(1, "rollback-missing", 2, 3, "1")]
+    assert smt.decide(ops, time.monotonic() + 60).ok is False
+    assert smt.decide(ops[1:], time.monotonic() + 60).ok is True  # no such snapshot: it fails
+
+
+def test_what_the_formula_does_not_know_is_not_covered() -> None:
+    """An id two snapshots returned (either kind), an append whose parent no read showed
+    (a retried turn): the searches' alone."""
+    for a, b in (("snapshot", "snapshot"), ("snapshot-id", "snapshot-id")):
+        assert not smt.supported([_op(0, a, 0, 1, None, "1"), _op(1, b, 2, 3, None, "1")])
+    assert smt.supported([_op(0, "append", 0, 1, GHOST, None)])
+    assert not smt.supported([_op(0, "append", 0, 1, "t", None)])
+    assert smt.available()  # the test extra installs the solver
+
+
+def test_the_solver_stops_at_its_deadline() -> None:
+    """``w8-rollbacks``, which the solver takes minutes to prove, given one second: it
+    says nothing, and returns within seconds (the formula takes a few to build)."""
+    (so,) = group_by_session(read_history(DATA / "w8-rollbacks.jsonl.zst"))[0].values()
+    ops = session_ops(so, Evidence())
+    start = time.monotonic()
+    assert smt.decide(ops, start + 1).ok is None
+    assert time.monotonic() - start < 60
