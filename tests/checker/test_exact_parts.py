@@ -1228,6 +1228,12 @@ def test_check_exact_leaves_the_solver_the_time_the_searches_do_not_use(
     assert [c[1] for c in calls if c[0] == "J"] == [150.0]  # half of the 100 s left
     assert asked == [(3, 200.0)]
     assert tries[-1] == Outcome(False, depth=4)  # "E" went deepest
+    # a rollback of either outcome makes a session the solver's, even alone
+    for alone in ([op(0, "rollback?", 0, INF, "1")], [op(0, "rollback", 0, 1, "1")]):
+        _fake_searches(monkeypatch, script)
+        exact._searches(alone, 200.0, None, Outcome(None))
+    assert asked == [(3, 200.0), (1, 200.0), (1, 200.0)]
+    del asked[1:]
     # the default check (step caps) never asks the solver, nor does a session it does not
     # cover: the searches have all the time (the first takes it all)
     script[("F", 1)] = (150.0, (None, False))
