@@ -152,9 +152,8 @@ def _formula(ops: Sequence[ModelOp], z3: Any) -> tuple[Any, list[Any]]:
         elif kind == "append" and o.arg != GHOST:  # (where it took effect)
             solver.add(z3.Implies(took[x], _sees(x, number(tuple(o.out)), last(x), pos, made,
                                                  took, z3)))
-        elif kind == "snapshot" and o.out in restored:
-            want = content.setdefault(o.out, z3.Int(f"c{o.out}"))
-            solver.add(_sees(x, want, last(x), pos, made, took, z3))
+        elif kind == "snapshot" and o.out in restored:  # (its content made with the rollbacks')
+            solver.add(_sees(x, content[o.out], last(x), pos, made, took, z3))
         elif kind in _ROLLBACKS:
             c = creator.get(o.arg)
             solver.add(z3.Implies(took[x], pos[c] < pos[x] if c is not None else z3.BoolVal(False)))

@@ -1233,7 +1233,7 @@ def test_check_exact_leaves_the_solver_the_time_the_searches_do_not_use(
         _fake_searches(monkeypatch, script)
         exact._searches(alone, 200.0, None, Outcome(None))
     assert asked == [(3, 200.0), (1, 200.0), (1, 200.0)]
-    del asked[1:]
+    asked.clear()
     # the default check (step caps) never asks the solver, nor does a session it does not
     # cover: the searches have all the time (the first takes it all)
     script[("F", 1)] = (150.0, (None, False))
@@ -1242,7 +1242,7 @@ def test_check_exact_leaves_the_solver_the_time_the_searches_do_not_use(
     _fake_searches(monkeypatch, script)
     assert exact._searches([*ops, op(3, "snapshot?", 6, INF, frozenset({"2"}))], 200.0, None,
                            Outcome(None))[-1].ok is None
-    assert asked == [(3, 200.0)]
+    assert asked == []
 
 
 def test_without_a_walk_s_outcome_the_searches_start_with_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
