@@ -7,6 +7,8 @@
                                                 # it checks them again without recording
     python bench/exact.py --part 2 --workers 2 4 8 16   # issue 21's grid: W 2-16, N 200-5000
     python bench/exact.py --part 2 --reps 9             # the least of 9 CPU times (noisy machines)
+    python bench/exact.py --part 2 --workers 16 --ops 200 --recordings 8 --reps 9
+                          # the spread: each of the grid's W16 N200 commands recorded 8 times
 
 1. **Agreement** on small generated histories of simulated buggy stores (the families of
    ``tests/checker/simulate.py``: an append that reads then writes back, a back-dated
@@ -16,9 +18,12 @@
    session decided): how many histories show the bug, how many of those each catches,
    false positives, and the default verdict's agreement with the oracle.
 2. **Recorded histories**: ``harness run scenarios/smoke.toml --workers W --ops N --seed S``
-   for W in 2, 4, 8, 16 (and 32 without --quick), N in 200 and 1000 (and 5000), S in 1, 2;
-   each history checked with ``check(exact=True, budget_s=60)`` in its own process (CPU
-   time, peak RSS) beside the fast rules' time on the same history in the same process.
+   for W in 2, 4, 8, 16 (and 32 without --quick), N in 200 and 1000 (and 5000), S in 1, 2
+   (``--seeds``), each command recorded once (``--recordings``: more, a recording differs
+   from the next with timing); each history checked with ``check(exact=True, budget_s=60)``
+   in its own process (CPU time, peak RSS) beside the fast rules' time on the same history
+   in the same process; last, the range of the default check's time against the fast
+   rules' and how many histories took more than 3x.
 3. **Generated histories** (``bench/checker.py``'s synthetic nightly histories, 1e5 ops;
    1e4 with --quick)
    at 2, 4, 8, 16 and 32 processes, with and without rollbacks: the default check's ops/s
@@ -117,39 +122,45 @@ def one(path: str, reps: int = 3) -> dict[str, Any]:
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def recorded(workers: list[int], sizes: list[int], keep: Path | None = None, reps: int = 3) -> bool:
+def recorded(workers: list[int], sizes: list[int], keep: Path | None = None, reps: int = 3,
+             seeds: tuple[int, ...] = (1, 2), recordings: int = 1) -> bool:
     print("\n2. recorded histories: harness run scenarios/smoke.toml --workers W --ops N "
           "--seed S; the default check and check(exact=True, budget_s=60) in a process of "
           f"their own, warmed up, best of {reps} CPU times; x fast: against the fast rules alone")
     print(f"{'W':>3}{'N':>6}{'S':>3}{'ops':>8}{'fast s':>8}{'default s':>10}{'x fast':>8}"
           f"{'exact s':>9}{'x fast':>8}{'peak MB':>8}  default / exact")
     ok = True
+    ratios: list[float] = []  # the default check's time over the fast rules', each history
     with tempfile.TemporaryDirectory() as tmp:
-        for w in workers:
-            for n in sizes:
-                for s in (1, 2):
-                    d = (keep or Path(tmp)) / f"w{w}-n{n}-s{s}"
-                    if not d.is_dir():  # --runs: a history recorded before is checked again
-                        subprocess.run([sys.executable, "-m", "harness", "run",
-                                        str(ROOT / "scenarios/smoke.toml"), "--workers", str(w),
-                                        "--ops", str(n), "--seed", str(s), "--reports", str(d)],
-                                       check=False, capture_output=True, cwd=tmp)
-                    run = next(d.iterdir())
-                    out = subprocess.run([sys.executable, __file__, "--one", str(run),
-                                          "--reps", str(reps)],
-                                         check=True, capture_output=True, text=True)
-                    r = json.loads(out.stdout)
-                    verdict = ("proven" if r["proven"] else
-                               f"unknown ({r['unknown']} of {r['sessions']} sessions)"
-                               if r["valid"] is None else str(r["valid"]))
-                    dverdict = ("proven" if r["default_proven"] else
-                                f"{r['default_unknown']} of {r['sessions']} undecided")
-                    ok = ok and r["valid"] is not None
-                    fast_s = max(r["fast_s"], 1e-6)
-                    print(f"{w:>3}{n:>6}{s:>3}{r['ops']:>8}{r['fast_s']:>8.3f}"
-                          f"{r['default_s']:>10.3f}{r['default_s'] / fast_s:>8.1f}"
-                          f"{r['exact_s']:>9.3f}{r['exact_s'] / fast_s:>8.1f}{r['rss_mb']:>8.0f}"
-                          f"  {dverdict} / {verdict}", flush=True)
+        for w, n, s, k in ((w, n, s, k) for w in workers for n in sizes for s in seeds
+                           for k in range(recordings)):
+            # (a second recording of a command has a directory of its own)
+            d = (keep or Path(tmp)) / (f"w{w}-n{n}-s{s}" + (f"-r{k + 1}" if k else ""))
+            if not d.is_dir():  # --runs: a history recorded before is checked again
+                subprocess.run([sys.executable, "-m", "harness", "run",
+                                str(ROOT / "scenarios/smoke.toml"), "--workers", str(w),
+                                "--ops", str(n), "--seed", str(s), "--reports", str(d)],
+                               check=False, capture_output=True, cwd=tmp)
+            run = next(d.iterdir())
+            out = subprocess.run([sys.executable, __file__, "--one", str(run),
+                                  "--reps", str(reps)],
+                                 check=True, capture_output=True, text=True)
+            r = json.loads(out.stdout)
+            verdict = ("proven" if r["proven"] else
+                       f"unknown ({r['unknown']} of {r['sessions']} sessions)"
+                       if r["valid"] is None else str(r["valid"]))
+            dverdict = ("proven" if r["default_proven"] else
+                        f"{r['default_unknown']} of {r['sessions']} undecided")
+            ok = ok and r["valid"] is not None
+            fast_s = max(r["fast_s"], 1e-6)
+            ratios.append(r["default_s"] / fast_s)
+            print(f"{w:>3}{n:>6}{s:>3}{r['ops']:>8}{r['fast_s']:>8.3f}"
+                  f"{r['default_s']:>10.3f}{r['default_s'] / fast_s:>8.1f}"
+                  f"{r['exact_s']:>9.3f}{r['exact_s'] / fast_s:>8.1f}{r['rss_mb']:>8.0f}"
+                  f"  {dverdict} / {verdict}", flush=True)
+    if ratios:
+        print(f"by default {min(ratios):.2f}-{max(ratios):.2f}x the fast rules' time; over "
+              f"3.0x: {sum(x > 3.0 for x in ratios)} of {len(ratios)}")
     return ok
 
 
@@ -187,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
                     "workers (default 2 4 8 16 32; --quick: 2 4 8 16)")
     ap.add_argument("--ops", type=int, nargs="+", help="part 2: these numbers of ops per "
                     "worker (default 200 1000 5000; --quick: 200)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2], help="part 2: these "
+                    "seeds (default 1 2)")
+    ap.add_argument("--recordings", type=int, default=1, help="part 2: record each command "
+                    "this many times, each recording checked (default 1)")
     ap.add_argument("--runs", type=Path, help="part 2: keep the recorded runs in this "
                     "directory, and check again those already there instead of recording")
     ap.add_argument("--reps", type=int, default=3, help="part 2: time each check this many "
@@ -201,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in (None, 2):
         ok = recorded(args.workers or ([2, 4, 8, 16] if args.quick else [2, 4, 8, 16, 32]),
                       args.ops or ([200] if args.quick else [200, 1000, 5000]), args.runs,
-                      args.reps) and ok
+                      args.reps, tuple(args.seeds), args.recordings) and ok
     if args.part in (None, 3):
         generated(10_000 if args.quick else 100_000)
     return 0 if ok else 1
