@@ -69,6 +69,15 @@ them at depth 215; going back to where the first it found had (507), and from th
 backup at a time, it took 5,443 steps; going back at once to where the first of them did
 (``frontier._stranded``), 2,921.
 
+``w16-s1-knot`` and ``w16-s1-carried`` are session ``s1`` of recordings of ``--workers 16
+--ops 200`` with ``--seed 1`` and ``--seed 2`` (2026-11-30, on a machine slower than the
+others, where eight recordings of each took the default check 2.6-6.9x the fast rules'
+time; 1,124 ops and 111 rollbacks, 1,083 and 80): the two of the sixteen far past 3x.
+Both are proven, but not straight through: the first backs up 1,385 times, 1,149 of them
+between depths 300 and 400, where a dozen ops are pending together; the second backs up
+about 200 times and carries several states for long stretches (9,265 steps for 1,083
+ops). They are the shapes a faster exact path has to take straight through.
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the

@@ -10,7 +10,8 @@ random). A change to the order of trying or to a reduction that moves them is on
 measure (``bench/exact.py``) and then to record here.
 
 The sessions are those of ``test_recorded.py`` (see its docstring) that the search
-decides in a few thousand steps: about a second for all eighteen searches.
+decides in a few thousand steps (two, in up to 15,077): a few seconds for all twenty-two
+searches.
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ STEPS = {
     # where the first of them did (5,443 steps going back to where the first found did)
     ("w16-s1-first", False): 2_921,
     ("w16-s1-first", True): 2_294,
+    # the tail of the grid's W16 N200 commands on a slow machine (2026-11-30): the search
+    # backs up through a knot of ops pending together (1,385 backups, 1,149 of them
+    # between depths 300 and 400), or carries several states for long stretches
+    ("w16-s1-knot", False): 6_426,
+    ("w16-s1-knot", True): 8_891,
+    ("w16-s1-carried", False): 9_265,
+    ("w16-s1-carried", True): 15_077,
 }
 
 
