@@ -33,6 +33,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import resource
@@ -132,8 +133,7 @@ def recorded(workers: list[int], sizes: list[int], keep: Path | None = None, rep
     ok = True
     ratios: list[float] = []  # the default check's time over the fast rules', each history
     with tempfile.TemporaryDirectory() as tmp:
-        for w, n, s, k in ((w, n, s, k) for w in workers for n in sizes for s in seeds
-                           for k in range(recordings)):
+        for w, n, s, k in itertools.product(workers, sizes, seeds, range(recordings)):
             # (a second recording of a command has a directory of its own)
             d = (keep or Path(tmp)) / (f"w{w}-n{n}-s{s}" + (f"-r{k + 1}" if k else ""))
             if not d.is_dir():  # --runs: a history recorded before is checked again

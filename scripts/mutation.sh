@@ -2,7 +2,7 @@
 # Mutation testing of the checker (harness/checker/) with mutmut 3, as configured in
 # pyproject.toml's [tool.mutmut]; then the kill rate per module (scripts/mutation_report.py).
 #
-#   MUTANT_TIMEOUT_S=120 bash scripts/mutation.sh        # all ~8,300 mutants: ~70 min on 2 cores
+#   MUTANT_TIMEOUT_S=120 bash scripts/mutation.sh        # all ~8,700 mutants: over an hour on 2 cores
 #   bash scripts/mutation.sh 'harness.checker.plain*'   # one module's (plain.py: 268, ~3 min)
 #   python scripts/mutation_report.py --survivors       # the table again, and the survivors
 #

@@ -74,7 +74,7 @@ backup at a time, it took 5,443 steps; going back at once to where the first of 
 others, where eight recordings of each took the default check 2.6-6.9x the fast rules'
 time; 1,124 ops and 111 rollbacks, 1,083 and 80): the two of the sixteen far past 3x.
 Both are proven, but not straight through: the first backs up 1,385 times, 1,149 of them
-between depths 300 and 400, where a dozen ops are pending together; the second backs up
+between depths 300 and 400, among ops that ran for up to 184 ms; the second backs up
 about 200 times and carries several states for long stretches (9,265 steps for 1,083
 ops). They are the shapes a faster exact path has to take straight through.
 
