@@ -76,10 +76,19 @@ def _grow(contents: Contents, open_: Open, turns: Turns) -> Contents:
     """Add ``turns`` to the candidates of every open snapshot."""
     if not open_:
         return contents
-    ids = {sid for sid, _ in open_}
-    # an entry that does not change is the same object (searches keep many states)
-    return tuple((e[0], e[1] | {turns}, e[2]) if e[0] in ids and isinstance(e[1], frozenset) else e
-                 for e in contents)
+    # each open snapshot's entry found by bisection: a state holds dozens of entries and
+    # one or two windows are open; an entry that does not change is the same object
+    # (searches keep many states)
+    out: list[tuple[str, Content, int]] | None = None
+    for sid, _ in open_:
+        i = entry_index(contents, sid)
+        if i >= 0:
+            e = contents[i]
+            if e[1].__class__ is frozenset:
+                if out is None:
+                    out = list(contents)
+                out[i] = (sid, e[1] | {turns}, e[2])
+    return contents if out is None else tuple(out)
 
 
 def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[LazyState]]:
