@@ -77,18 +77,18 @@ def _grow(contents: Contents, open_: Open, turns: Turns) -> Contents:
     if not open_:
         return contents
     # each open snapshot's entry found by bisection: a state holds dozens of entries and
-    # one or two windows are open; the other entries stay the same objects (searches keep
-    # many states)
-    out = list(contents)
+    # one or two windows are open; an entry that does not change is the same object
+    # (searches keep many states)
+    out: list[tuple[str, Content, int]] | None = None
     for sid, _ in open_:
         i = entry_index(contents, sid)
-        # (a window opens with the entry, a set of candidates, and closes by the time a
-        # rollback fixes the entry or drops it)
-        assert i >= 0, "an open window's snapshot keeps its candidates"
-        _, candidates, n = out[i]
-        assert isinstance(candidates, frozenset)
-        out[i] = (sid, candidates | {turns}, n)
-    return tuple(out)
+        if i >= 0:
+            e = contents[i]
+            if e[1].__class__ is frozenset:
+                if out is None:
+                    out = list(contents)
+                out[i] = (sid, e[1] | {turns}, e[2])
+    return contents if out is None else tuple(out)
 
 
 def make_step(ops: Sequence[ModelOp]) -> Callable[[LazyState, ModelOp], list[LazyState]]:
