@@ -54,6 +54,8 @@ def test_find_and_grow() -> None:
     got = _grow(contents, (("s1", 5), ("s2", 5)), AB)
     assert got == (("s1", cands(A, AB), 1), ("s2", A, 2), ("s3", cands(E), 1))
     assert got[1] is contents[1] and got[2] is contents[2]
+    # none of the open snapshots has candidates (or an entry): the very contents again
+    assert _grow(contents, (("s2", 5), ("s4", 5)), AB) is contents
 
 
 # s1 is targeted by a rollback (and one of unknown outcome): 2 rollbacks left; s2 by one;
