@@ -628,8 +628,10 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     placed, and the snapshot it restored held the read's list (:func:`_unexplained`); a
     rollback that must be the last such op before another read is none of those of a
     read it cannot be the last before as well (:func:`_pinned`).
-    Reads of an empty list are left out (the start of the session holds one too), and
-    those in ``skip`` (placed on the search's path when it begins to look ahead: only a
+    A read of an empty list is left out where no append or rollback returned before it
+    began (the start of the session holds one too, with no op before it to set it); where
+    one did, the last op before it set the turns, and no append leaves them empty. Left
+    out too are those in ``skip`` (placed on the search's path when it begins to look ahead: only a
     backup past them would look at them again, and a read not looked at is one the
     search does not cut short for, never one it gives up wrongly)."""
     kind, lo, hi, arg, outs = ([*map(get, ops)] for get in _FIELDS)
@@ -653,22 +655,24 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
     around = _setters_near(by_lo, [*map(lo.__getitem__, by_lo)], hi)
     out: dict[str, list[Restored]] = {}
     found: list[Found] = []
-    showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n]]
+    showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n] is not None]
     for r in sorted(showing, key=lo.__getitem__):
         if r in skip:
             continue
         want = ops[r].out
         j = bisect_left(his, lo[r])  # the setters that returned before the read began
+        if not want and not j:
+            continue  # the start may have its empty list
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        last = want[-1]
-        a = appender.get(last, -1)
+        last = want[-1] if want else None  # (no append leaves the turns empty)
+        a = appender.get(last, -1) if want else -1
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
         # those that may still set the turns and were invoked by the time it returned
         near = around(after, hi[r])
         if r in near:
             near.remove(r)
-        if any(kind[n] == "append" and arg[n] == last for n in near):
+        if want and any(kind[n] == "append" and arg[n] == last for n in near):
             continue  # an append may have set it
         back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
         if back:  # (else nothing explains it: the search finds that out on its own)
@@ -677,7 +681,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         if not back:
             continue
         want = outs[r]
-        last = want[-1]
+        last = want[-1] if want else None
         mask = 0
         ways: list[tuple[Taker, ...] | None] = []
         for _, sid in back:

@@ -62,11 +62,38 @@ def test_the_reads_and_appends_only_a_rollback_explains_are_found() -> None:
     assert _restoring(SESSION, BIT) == {"x": [(4, A, (entry,), 1, takers, 0b101), (5, A, (entry,), 1, takers, 0b1101)]}
 
 
+def test_a_read_of_the_empty_list_after_a_setter_returned_is_one_only_a_rollback_explains() -> None:
+    """An append of a, a snapshot x of (a), a rollback to y running long (4-20), then a
+    read of the empty list (10-11): the append returned before the read began, and no
+    append leaves the turns empty, so the last op to set them before the read is the
+    rollback to y, and y held the empty list. A read of the empty list before any op
+    returned (the first) may show the start: it is left out."""
+    ops = [
+        op(0, "read", 0, 1, None, ()),
+        op(1, "append", 0, 2, "a", ()),
+        op(2, "snapshot", 3, 4, None, "x"),
+        op(3, "rollback", 4, 20, "y"),
+        op(4, "read", 10, 11, None, ()),
+    ]
+    got = _restoring(ops, BIT)
+    # the append of a on the empty list was invoked when nothing had returned: left out too
+    assert got == {"y": [(4, (), ((3, "y"),), 2, (None,), 0b10)]}
+    # a state whose x holds (a), y not taken: y may yet take the empty list (not known
+    # what sets it), so it may explain the read; with y taken and holding (a), it cannot
+    entry = got["y"][0]
+    assert _may_explain(state(("x", A, 1)), (), entry[2], 0b10, entry[4], entry[5])
+    assert not _may_explain(state(("x", A, 1), ("y", A, 1)), (), entry[2], 0b10, entry[4], entry[5])
+    assert _may_explain(state(("x", A, 1), ("y", frozenset({A, ()}), 1)), (), entry[2], 0b10,
+                        entry[4], entry[5])
+
+
 def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> None:
     """A rollback to y (0-1), then an append of d (2-3) and a rollback to x (2-6) while
     a read of (q) runs (4-7), and a rollback to w of unknown outcome invoked first: the
     rollback to y returned before the append of d was invoked, which returned before the
-    read began, so it is not the last op to set the turns; the unknown one may be."""
+    read began, so it is not the last op to set the turns; the unknown one may be. The
+    append of d on the empty list, invoked after the rollback to y returned, is one only
+    a rollback explains as well (no append leaves the turns empty): y, w or x."""
     ops = [
         op(0, "rollback", 0, 1, "y"),
         op(1, "append", 2, 3, "d", ()),
@@ -76,7 +103,8 @@ def test_an_op_returned_before_another_setter_was_invoked_is_hidden_by_it() -> N
     ]
     got = _restoring(ops, {"x": 1, "y": 2, "w": 4})
     entry = (3, ("q",), ((4, "w"), (2, "x")), 5, (None, None), 0b11)  # no snapshot taken
-    assert got == {"x": [entry], "w": [entry]}
+    on_empty = (1, (), ((0, "y"), (4, "w"), (2, "x")), 7, (None, None, None), 0b1)
+    assert got == {"x": [on_empty, entry], "w": [on_empty, entry], "y": [on_empty]}
 
 
 def test_a_read_an_append_may_explain_or_nothing_explains_is_left_out() -> None:
@@ -163,11 +191,12 @@ def test_the_rollbacks_a_read_may_follow_at_the_edges() -> None:
     """The rollback to x is the first op of the session, and is invoked the instant the
     read of (q) returns (ops that touch count as concurrent): it may have set the read's
     turns. Nothing had returned when the read began, so no op is hidden by another (the
-    append of d, invoked later than any other op, hides nothing before it)."""
+    append of d, invoked later than any other op, hides nothing before it; its parent is
+    not known, so it is no read of a list)."""
     ops = [
         op(0, "rollback", 6, 8, "x"),
         op(1, "read", 1, 6, None, ("q",)),
-        op(2, "append", 10, 11, "d", ()),
+        op(2, "append", 10, 11, "d", None),
         op(3, "read", 12, 13, None, ("d",)),
     ]
     assert _restoring(ops, BIT) == {"x": [(1, ("q",), ((0, "x"),), 1, (None,), 0)]}
@@ -529,8 +558,9 @@ def test_a_read_that_another_pins_a_rollback_for_keeps_the_others() -> None:
     got = _restoring(ops, BIT)
     assert [e[0] for e in got["x"]] == [4, 5]
     assert [(e[0], e[2]) for e in got["y"]] == [(6, ((8, "y"),))]
-    # with neither showing a list, the read of (a, d) may follow either
-    alone = [*ops[:4], op(4, "read", 7, 9, None, ()), op(5, "append", 10, 12, "c", None), *ops[6:]]
+    # with neither showing a list only a rollback explains (the read shows b, which the
+    # append of b may have set), the read of (a, d) may follow either
+    alone = [*ops[:4], op(4, "read", 7, 9, None, AB), op(5, "append", 10, 12, "c", None), *ops[6:]]
     assert [(e[0], e[2]) for e in _restoring(alone, BIT)["y"]] == [(6, ((3, "x"), (8, "y")))]
 
 

@@ -78,6 +78,15 @@ between depths 300 and 400, among ops that ran for up to 184 ms; the second back
 about 200 times and carries several states for long stretches (9,265 steps for 1,083
 ops). They are the shapes a faster exact path has to take straight through.
 
+``w16-s0-empty`` is session ``s0`` of another recording of ``--workers 16 --ops 200 --seed
+1`` (2026-12-01; 1,083 ops, 85 rollbacks), one of three of sixteen past 3x that day (4.6x
+on its own): a read of the empty list, 100 ms on, that only a rollback to a snapshot taken
+while a rollback that ran for 11 ms emptied the turns explains. Reads of the empty list
+were not looked ahead at then (the start holds that list too), so the search placed that
+long rollback after the snapshot's window, met the read 600 depths on and backed up one
+depth at a time (8,958 steps); looked at where an append or rollback returned before the
+read began, 2,286.
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the

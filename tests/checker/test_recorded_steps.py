@@ -10,7 +10,7 @@ random). A change to the order of trying or to a reduction that moves them is on
 measure (``bench/exact.py``) and then to record here.
 
 The sessions are those of ``test_recorded.py`` (see its docstring) that the search
-decides in a few thousand steps (two, in up to 15,077): a few seconds for all twenty-two
+decides in a few thousand steps (two, in up to 9,190): a few seconds for all twenty-four
 searches.
 """
 
@@ -33,10 +33,12 @@ DATA = Path(__file__).parent / "data"
 #: (session file, earliest invocation first) -> steps, 2026-11-29 (ninth session: turns
 #: that already show a read's list explain it only once the ops that returned before the
 #: read began are placed, ``frontier._may_explain``; a rollback that must be the last
-#: before one read is none of another's, ``frontier._pinned``).
+#: before one read is none of another's, ``frontier._pinned``); 2026-12-01 where marked (a
+#: read of the empty list after an append or rollback returned is one only a rollback
+#: explains, ``frontier._restoring``).
 STEPS = {
     ("w16-s1-c", False): 2_583,  # the look-ahead after 20 backups, then a back-up of 500 depths at once
-    ("w16-s1-c", True): 3_144,
+    ("w16-s1-c", True): 3_126,
     ("w8-restored", False): 5_924,
     ("w8-restored", True): 4_476,
     ("w4-listing", False): 8_484,  # listings tried after the ops a window still takes
@@ -67,10 +69,15 @@ STEPS = {
     # the tail of the grid's W16 N200 commands on a slow machine (2026-11-30): the search
     # backs up through a knot of ops pending together (1,385 backups, 1,149 of them
     # between depths 300 and 400), or carries several states for long stretches
-    ("w16-s1-knot", False): 6_426,
-    ("w16-s1-knot", True): 8_891,
-    ("w16-s1-carried", False): 9_265,
-    ("w16-s1-carried", True): 15_077,
+    # (6,426, 8,891, 9,265 and 15,077 steps before reads of the empty list were looked at)
+    ("w16-s1-knot", False): 5_939,
+    ("w16-s1-knot", True): 4_003,
+    ("w16-s1-carried", False): 9_178,
+    ("w16-s1-carried", True): 9_190,
+    # a read of the empty list 100 ms after a long rollback had to empty the snapshot it
+    # restores: 8,958 and 13,139 steps before reads of the empty list were looked at
+    ("w16-s0-empty", False): 2_286,
+    ("w16-s0-empty", True): 3_087,
 }
 
 
