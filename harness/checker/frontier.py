@@ -665,7 +665,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
             continue  # the start may have its empty list
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
         last = want[-1] if want else None  # (no append leaves the turns empty)
-        a = appender.get(last, -1) if want else -1
+        a = appender.get(last, -1) if last is not None else -1
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
         # those that may still set the turns and were invoked by the time it returned
