@@ -466,8 +466,11 @@ def test_a_turn_named_like_a_snapshot_id_is_not_taken_for_one(early: bool) -> No
         op(7, "read", 14, 15, None, ("a",)),
     ]
     assert eager(ops) is True
-    out = proven(ops, early)
+    # (states apart only in lists no op left shows are kept apart: after the rollback to
+    # s1, joined, they would leave no merged set for the path to go back through)
+    out = proven(ops, early, join_unseen=False)
     assert out.order == tuple(range(8)) and out.explored == 24
+    assert proven(ops, early).order == out.order
 
 
 def test_the_ids_order_snapshots_of_either_kind_by_time_not_by_name() -> None:

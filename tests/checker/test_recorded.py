@@ -76,7 +76,9 @@ time; 1,124 ops and 111 rollbacks, 1,083 and 80): the two of the sixteen far pas
 Both are proven, but not straight through: the first backs up 1,385 times, 1,149 of them
 between depths 300 and 400, among ops that ran for up to 184 ms; the second backs up
 about 200 times and carries several states for long stretches (9,265 steps for 1,083
-ops). They are the shapes a faster exact path has to take straight through.
+ops). They are the shapes a faster exact path has to take straight through. The second
+took 4,318 steps once the states a rollback leaves from a set of several were joined
+where they differ only in lists no op left shows (2026-12-01).
 
 ``w16-s0-empty`` is session ``s0`` of another recording of ``--workers 16 --ops 200 --seed
 1`` (2026-12-01; 1,083 ops, 85 rollbacks), one of three of sixteen past 3x that day (4.6x
