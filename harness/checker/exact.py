@@ -609,7 +609,10 @@ def _tighten(appends: list[_Append], reads: list[_Read], rest: list[_Raw], twice
     (drop it: every state differs only by that turn, which no read shows); one whose turn
     a read shows must have taken effect before that read completed (that is its return).
     An append whose turn a read shows can only have taken effect on the state that read
-    shows before the turn (:mod:`~harness.checker.order_tree` proves why): that is its ``out``.
+    shows before the turn (:mod:`~harness.checker.order_tree` proves why): that is its ``out``;
+    and it took effect before that read returned, which, where the read returned first,
+    is its return (every linearization places it there: the ops that must follow it are
+    those that must follow the read, and no others).
     An unknown-outcome snapshot can only have created a fresh id when no id lacks its
     creator, which no later op can observe but a listing would contradict: drop it. A
     snapshot whose id no rollback targets keeps no content (``snapshot-id``): only a
@@ -618,9 +621,11 @@ def _tighten(appends: list[_Append], reads: list[_Read], rest: list[_Raw], twice
     :data:`~harness.checker.model.GHOST`, the same turn for all of them: no op tells two
     such turns apart (no read shows one, no append's parent holds one), so states that
     differ only in which of them they hold, or in their order, are one for the search."""
-    where: dict[str, tuple[tuple[str, ...], int]] = {}  # the first read showing t, t's place
+    # the first read showing t: its turns, t's place, its return
+    where: dict[str, tuple[tuple[str, ...], int, int]] = {}
     # the earliest return of a read showing t, for the turns of unknown-outcome appends
-    # (the only ones it bounds): a few, so each read is intersected with them
+    # (it is their return): a few, so each read is intersected with them (an acknowledged
+    # append is bounded by the return of the first read showing its turn, ``where``)
     first_seen: dict[str, int] = {}
     for _, shown, k, out_ in reads:
         # the turns a read shows first: not among the first k, which the read before
@@ -630,16 +635,16 @@ def _tighten(appends: list[_Append], reads: list[_Read], rest: list[_Raw], twice
         if len(out_) - k <= 4:
             for i in range(k, len(out_)):
                 if out_[i] not in where:  # a turn shown twice: its first place
-                    where[out_[i]] = (out_, i)
+                    where[out_[i]] = (out_, i, shown.time)
         else:  # many: which are new, found at C speed first
             new = set(out_[k:] if k else out_).difference(where)
             if len(new) > 4:
                 for i, t in enumerate(out_[k:], k):
                     if t in new and t not in where:
-                        where[t] = (out_, i)
+                        where[t] = (out_, i, shown.time)
             else:
                 for t in new:
-                    where[t] = (out_, out_.index(t))
+                    where[t] = (out_, out_.index(t), shown.time)
         if unknown:
             at = shown.time
             for t in unknown.intersection(out_):
@@ -660,6 +665,8 @@ def _tighten(appends: list[_Append], reads: list[_Read], rest: list[_Raw], twice
                 arg = GHOST
             else:
                 got = src[0][:src[1]]
+                if src[2] < hi:  # a read that shows it returned first: it took effect by then
+                    hi = max(src[2], inv.time)
         out.append(new_op(len(out), "append", inv.time, hi, arg, got, inv, comp))
     for r_inv, r_comp, _, got in reads:
         out.append(new_op(len(out), "read", r_inv.time, r_comp.time, None, got, r_inv, r_comp))

@@ -89,6 +89,14 @@ long rollback after the snapshot's window, met the read 600 depths on and backed
 depth at a time (8,958 steps); looked at where an append or rollback returned before the
 read began, 2,286.
 
+``w16-s0-shown`` is session ``s0`` of a recording of ``--workers 16 --ops 200 --seed 34``
+(2026-12-01; 1,070 ops, 94 rollbacks; 5.5x the fast rules' time that day): an append
+that ran for 3.3 ms, whose parent only a rollback explains, and whose turn a read shows
+that returned 3.1 ms before the append did. Bounded by its own return, it seemed
+explainable by a rollback invoked after that read returned, so the look-ahead did not
+see the path lose it 430 depths before the read failed, and the search backed up 2,319
+times (10,058 steps); bounded by the read's return (``exact._tighten``), 3,060.
+
 ``w4-listing`` is the one session of a recording of ``test_many_seeds``' seed 61 on Redis
 (4 writers, 533 ops, 173 of them rollbacks): a listing that shows snapshot 10, tried before
 the append invoked while snapshot 10 ran, ended its window before the turns that the

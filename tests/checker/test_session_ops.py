@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.checker.evidence import Evidence
 from harness.checker.exact import _SEP, session_ops
+from harness.checker.model import GHOST
 from harness.checker.ops import group_by_session
 from tests.checker.builder import H
 
@@ -72,3 +73,32 @@ def test_a_listing_that_returns_what_the_one_before_did_shares_its_set() -> None
     assert [o.comp.index for o in lists if o.comp is not None] == [
         e.index for e in h.events if e.f == "list_snapshots" and e.value == ["x"]]
     assert found.totals == {"unreadable": 2}
+
+
+def test_an_append_whose_turn_a_read_shows_is_bounded_by_that_reads_return() -> None:
+    """An append of a whose turn a read returning before it shows took effect before that
+    read returned: that is its return (every linearization places it before the read, so
+    nothing that may follow it changes). An append that returned before any read showed
+    its turn keeps its own, as does a turn appended twice (which of the two the read
+    shows is not known), and an append no read shows (a ghost)."""
+    h = H()
+    h.inv(0, "append", "s", ["user", "a"])
+    h.inv(1, "read", "s")
+    read_a = h.ok(1, [["user", "a"]])
+    ok_a = h.ok(0)  # the append of a returns after the read that shows it
+    h.append(0, "s", "b")  # returns before the read below
+    h.inv(2, "append", "s", ["user", "c"])  # c appended twice: a retry
+    h.inv(3, "append", "s", ["user", "c"])
+    h.inv(1, "read", "s")
+    h.ok(1, [["user", t] for t in ("a", "b", "c")])
+    ok_c = [h.ok(2), h.ok(3)]
+    h.append(0, "s", "d")  # no read shows it
+    [so] = group_by_session(h.events)[0].values()
+    ops = session_ops(so, Evidence())
+    his = [(o.arg, o.hi) for o in ops if o.kind == "append"]
+    oks = [e.time for e in h.events if e.f == "append" and e.type == "ok"]
+    b_ok, d_ok = oks[1], oks[-1]
+    c = f"user{_SEP}c"
+    assert his == [(f"user{_SEP}a", read_a.time), (f"user{_SEP}b", b_ok),
+                   (c, ok_c[0].time), (c, ok_c[1].time), (GHOST, d_ok)]
+    assert read_a.time < ok_a.time == oks[0]
