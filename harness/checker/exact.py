@@ -611,8 +611,8 @@ def _tighten(appends: list[_Append], reads: list[_Read], rest: list[_Raw], twice
     An append whose turn a read shows can only have taken effect on the state that read
     shows before the turn (:mod:`~harness.checker.order_tree` proves why): that is its ``out``;
     and it took effect before that read returned, which, where the read returned first,
-    is its return (every linearization places it there: the ops that must follow it are
-    those that must follow the read, and no others).
+    is its return (every linearization places it before the read, so before every op
+    invoked after the read returned: no linearization is lost).
     An unknown-outcome snapshot can only have created a fresh id when no id lacks its
     creator, which no later op can observe but a listing would contradict: drop it. A
     snapshot whose id no rollback targets keeps no content (``snapshot-id``): only a
