@@ -673,15 +673,16 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         if not want and not j:
             continue  # the start may have its empty list
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        last = want[-1] if want else None  # (no append leaves the turns empty)
-        a = appender.get(last, -1) if last is not None else -1
+        # (the empty list's is no turn: no append leaves the turns empty)
+        last = want[-1] if want else ""
+        a = appender.get(last, -1)
         if a >= 0 and lo[a] <= hi[r] and hi[a] >= after:
             continue  # the append of its last turn may have set them
         # those that may still set the turns and were invoked by the time it returned
         near = around(after, hi[r])
         if r in near:
             near.remove(r)
-        if want and any(kind[n] == "append" and arg[n] == last for n in near):
+        if any(kind[n] == "append" and arg[n] == last for n in near):
             continue  # an append may have set it
         back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
         if back:  # (else nothing explains it: the search finds that out on its own)
@@ -690,7 +691,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
         if not back:
             continue
         want = outs[r]
-        last = want[-1] if want else None
+        last = want[-1] if want else ""
         mask = 0
         ways: list[tuple[Taker, ...] | None] = []
         for _, sid in back:
