@@ -906,13 +906,7 @@ def _lost(restoring: dict[str, list[Restored]], sids: Collection[str], states: S
     of ``states`` may still explain, else None."""
     for sid in sorted(sids):  # (a set's order varies between runs: the steps would)
         for entry in restoring.get(sid, ()):
-            if lin >> entry[0] & 1:
-                continue
-            _, want, back, _, takers, forced = entry  # (:func:`_explains`, inlined: most
-            for s in states:  # entries are looked at here, at every window that closes)
-                if _may_explain(s, want, back, lin, takers, forced):
-                    break
-            else:
+            if not lin >> entry[0] & 1 and not _explains(states, entry, lin):
                 return entry
     return None
 
@@ -980,21 +974,13 @@ def _may_explain(s: Any, want: Any, back: tuple[tuple[int, str], ...], lin: int,
     for k, (n, sid) in enumerate(back):
         if lin >> n & 1:
             continue
-        if sid in ids:  # taken: its content (:func:`_holds`, inlined: the hot path)
-            i = entry_index(contents, sid)
-            if i < 0:
-                return True
-            c = contents[i][1]
-            if c == want or (c.__class__ is frozenset and want in c):
-                return True
-            for x in open_:  # ... or its window open
-                if x[0] == sid:
-                    break
-            else:
-                continue
-        ways = takers[k] if takers is not None else None
-        if ways is None or shown or _may_set(ways, s, want, lin):
+        taken = sid in ids
+        if taken and _holds(contents, sid, want):
             return True
+        if not taken or any(x[0] == sid for x in open_):
+            ways = takers[k] if takers is not None else None
+            if ways is None or shown or _may_set(ways, s, want, lin):
+                return True
     return False
 
 
