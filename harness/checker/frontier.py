@@ -62,8 +62,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
-from itertools import chain, compress, repeat
-from operator import attrgetter, is_not, itemgetter, lshift
+from itertools import accumulate, chain, compress
+from operator import attrgetter, is_not, itemgetter, or_
 from typing import Any
 
 from harness.checker.lazy import LAZY_INIT, ROLLBACKS, entry_index, make_step, merge, rank
@@ -166,7 +166,6 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # by invocation (ops invoked at one instant are walked in either order: the set
     # walked and its earliest completion are the same)
     by_lo = sorted(range(len(ops)), key=lo.__getitem__)
-    cols = kinds, lo, hi, by_lo  # (for :func:`_restoring`)
     observer = [*map(OBSERVERS.__contains__, kinds)]
     # a read, a listing, an append whose parent a read showed (a ghost's no read shows):
     # a set of states steps through it by a filter (:func:`_shown`)
@@ -203,11 +202,10 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             return nxt
         if shows is None:
             shows = {}
-            for k in compress(range(len(ops)), map(_SHOWS.__contains__, kinds)):
-                out = ops[k].out
-                if out is not None:
-                    shows.setdefault(out[-1] if out else "", []).append(k)
-                elif kinds[k] == "append" and ops[k].arg != GHOST:
+            for k, o in enumerate(ops):
+                if o.out is not None and (o.kind == "read" or o.kind == "append"):
+                    shows.setdefault(o.out[-1] if o.out else "", []).append(k)
+                elif o.kind == "append" and o.arg != GHOST:
                     retries.append(k)
         if retries and any(not lin >> r & 1 for r in retries):
             return nxt
@@ -229,7 +227,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
     # restore: looked for once the search has backed up often enough (``ahead``)
     backups = 0
     look_at = min(LOOKAHEAD_AFTER * len(ops), LOOKAHEAD_MAX) if ahead is None else ahead * len(ops)
-    restoring = _restoring(ops, bit, (), cols) if look_at <= 0 else None
+    restoring = _restoring(ops, bit) if look_at <= 0 else None
     cons = 0
     start: States = (LAZY_INIT,)
     # the DFS stack: (placed bitset, states, candidates left to try, number placed that
@@ -460,7 +458,7 @@ def begin(ops: Sequence[ModelOp], early: bool = False, ahead: float | None = Non
             backups += 1
         fresh = restoring is None and backups >= look_at
         if fresh:
-            restoring = _restoring(ops, bit, set(placed_order), cols)
+            restoring = _restoring(ops, bit, set(placed_order))
         lin, states, todo, done, up = stack.pop()
         leaf = False
         cons |= up
@@ -626,9 +624,8 @@ Taker = tuple[int, "str | None"]
 Restored = tuple[int, Any, tuple[tuple[int, str], ...], int, tuple["tuple[Taker, ...] | None", ...], int]
 
 
-def _restoring(ops: Sequence[ModelOp], bit: dict[str, int], skip: Collection[int] = (),
-               cols: tuple[list[str], list[int], list[int], list[int]] | None = None,
-               ) -> dict[str, list[Restored]]:
+def _restoring(ops: Sequence[ModelOp], bit: dict[str, int],
+               skip: Collection[int] = ()) -> dict[str, list[Restored]]:
     """The reads whose list only a rollback can have set, by the snapshots it may restore;
     with them the appends whose parent a read showed (an append is placed only where the
     turns are its parent: to the search, a read of it).
@@ -645,29 +642,15 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int], skip: Collection[int
     one did, the last op before it set the turns, and no append leaves them empty. Left
     out too are those in ``skip`` (placed on the search's path when it begins to look ahead: only a
     backup past them would look at them again, and a read not looked at is one the
-    search does not cut short for, never one it gives up wrongly). ``cols``: the ops'
-    kinds, invocations and returns as lists, and the ops in order of invocation (ties in
-    the order of the ops), if made already."""
-    if cols is None:
-        kind, lo, hi = ([*map(get, ops)] for get in _FIELDS[:3])
-        cols = kind, lo, hi, sorted(range(len(ops)), key=lo.__getitem__)
-    kind, lo, hi, all_by_lo = cols
-    arg, outs = ([*map(get, ops)] for get in _FIELDS[3:])
-    setter = [*map(_SETTERS.__contains__, kind)]
-    setters = [*compress(range(len(ops)), setter)]
-    # in order of invocation, ties in the order of the ops (as a stable sort leaves them)
-    by_lo = [*compress(all_by_lo, map(setter.__getitem__, all_by_lo))]
-    # the acknowledged ones by return, then invocation, then number
-    done = sorted([n for n in by_lo if hi[n] != INF], key=hi.__getitem__)
-    his = [*map(hi.__getitem__, done)]
-    # the latest invocation among the acknowledged setters so far, by return (a loop:
-    # ``accumulate`` calling ``max`` took four times as long)
-    latest: list[int] = []
-    top = NEG
-    for x in map(lo.__getitem__, done):
-        if x > top:
-            top = x
-        latest.append(top)
+    search does not cut short for, never one it gives up wrongly)."""
+    kind, lo, hi, arg, outs = ([*map(get, ops)] for get in _FIELDS)
+    setters = [n for n, k in enumerate(kind) if k in _SETTERS]
+    done = sorted([(hi[n], lo[n], n) for n in setters if hi[n] != INF])
+    # the acknowledged setters that returned before each point of ``his``, a bit each
+    before = [0, *accumulate([1 << n for _, _, n in done], or_)]
+    his = [h for h, _, _ in done]
+    # the latest invocation among the acknowledged setters so far, by return
+    latest = list(accumulate([x for _, x, _ in done], max))
     # the append of each turn appended once (most reads show the turn appended just
     # before: that append may have set them, which is settled without looking further)
     appender: dict[str, int] = {}
@@ -675,12 +658,16 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int], skip: Collection[int
         if kind[n] == "append":
             appender[arg[n]] = -1 if arg[n] in appender else n
     # a sweep over the reads by invocation, along which ``after`` (below) only grows
+    # (sorts are stable: ties stay in the order of the ops)
+    by_lo = sorted(setters, key=lo.__getitem__)
+    takers = _takers(ops, by_lo, his, latest)
     around = _setters_near(by_lo, [*map(lo.__getitem__, by_lo)], hi)
     out: dict[str, list[Restored]] = {}
     found: list[Found] = []
-    showing = [n for n in compress(range(len(ops)), map(_SHOWS.__contains__, kind))
-               if outs[n] is not None and n not in skip]
+    showing = [n for n, k in enumerate(kind) if (k == "read" or k == "append") and outs[n] is not None]
     for r in sorted(showing, key=lo.__getitem__):
+        if r in skip:
+            continue
         want = ops[r].out
         j = bisect_left(his, lo[r])  # the setters that returned before the read began
         if not want and not j:
@@ -700,21 +687,9 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int], skip: Collection[int
         back = tuple((n, arg[n]) for n in near if kind[n] in ROLLBACKS)
         if back:  # (else nothing explains it: the search finds that out on its own)
             found.append((r, back, j, after))
-    found = _pinned(found, hi, outs)
-    # what may set the turns the snapshots of those rollbacks take (only theirs)
-    takers = _takers(ops, by_lo, his, latest, {sid for _, back, _, _ in found for _, sid in back},
-                     (kind, lo, hi, arg, outs))
-    # the acknowledged setters that returned before each read, a bit each (the reads in
-    # order of invocation: each adds those between it and the one before)
-    before, upto = 0, 0
-    for r, back, j, _ in found:
+    for r, back, j, _ in _pinned(found, hi, outs):
         if not back:
             continue
-        if j != upto:
-            if j < upto:  # (not in order: from the start)
-                before, upto = 0, 0
-            before |= sum(map(lshift, repeat(1), done[upto:j]))  # (distinct bits: a sum is an or)
-            upto = j
         want = outs[r]
         last = want[-1] if want else ""
         mask = 0
@@ -728,7 +703,7 @@ def _restoring(ops: Sequence[ModelOp], bit: dict[str, int], skip: Collection[int
                     if z is not None:
                         mask |= bit[z]
             ways.append(can)
-        entry = (r, want, back, mask, tuple(ways), before)
+        entry = (r, want, back, mask, tuple(ways), before[j])
         for sid in {sid for _, sid in back}:
             out.setdefault(sid, []).append(entry)
     return out
@@ -781,10 +756,8 @@ def _pinned(found: list[Found], hi: list[int], outs: list[Any]) -> list[Found]:
         found = kept
 
 
-def _takers(ops: Sequence[ModelOp], by_lo: list[int], his: list[int], latest: list[int],
-            only: Collection[str] | None = None,
-            cols: tuple[list[str], list[int], list[int], list[Any], list[Any]] | None = None,
-            ) -> dict[str, tuple[Taker, ...]]:
+def _takers(ops: Sequence[ModelOp], by_lo: list[int], his: list[int],
+            latest: list[int]) -> dict[str, tuple[Taker, ...]]:
     """For each snapshot a rollback may restore, taken by a known op (one of unknown
     outcome may have taken any id no op is known to take: it gets none), the appends and
     rollbacks that may be the last op to set the turns before the point whose state it
@@ -799,30 +772,20 @@ def _takers(ops: Sequence[ModelOp], by_lo: list[int], his: list[int], latest: li
     append or rollback S returned before Y was invoked after X returned (S would come
     after X and before Y). So a list can be a content Y takes from here on only if one of
     these sets it: an append of its last turn, or a rollback to a snapshot that holds it
-    or may yet take it (:func:`_may_explain`).
-
-    ``only``: those snapshots' ids alone, if given (the same for each: the ops near each
-    snapshot do not depend on which others are looked at). ``cols``: the ops' kinds,
-    invocations, returns, arguments and results as lists, if made already."""
-    kind, lo, hi, arg, outs = cols or ([*map(get, ops)] for get in _FIELDS)
+    or may yet take it (:func:`_may_explain`)."""
     out: dict[str, tuple[Taker, ...]] = {}
-    rollback = [*map(_ROLLBACKS.__contains__, kind)]
-    targeted = set(compress(arg, rollback))
-    if only is not None:
-        targeted.intersection_update(only)
+    targeted = {o.arg for o in ops if o.kind in ROLLBACKS}
     twice = set()
     # a sweep over the snapshots by invocation, along which ``after`` only grows
-    around = _setters_near(by_lo, [*map(lo.__getitem__, by_lo)], hi)
-    snaps = sorted([n for n in compress(range(len(ops)), map("snapshot".__eq__, kind)) if outs[n] in targeted],
-                   key=lo.__getitem__)
-    for y in snaps:
-        sid = outs[y]
-        if sid in out:  # an id two snapshots returned (a broken store): not known which
-            twice.add(sid)
-        j = bisect_left(his, lo[y])
+    around = _setters_near(by_lo, [ops[n].lo for n in by_lo], [o.hi for o in ops])
+    snaps = sorted((o for o in ops if o.kind == "snapshot" and o.out in targeted), key=lambda o: o.lo)
+    for o in snaps:
+        if o.out in out:  # an id two snapshots returned (a broken store): not known which
+            twice.add(o.out)
+        j = bisect_left(his, o.lo)
         after = latest[j - 1] if j else NEG  # a setter returning before this is hidden
-        near = sorted(around(after, hi[y]))
-        out[sid] = tuple([(n, arg[n] if rollback[n] else None) for n in near])
+        near = sorted(around(after, o.hi))
+        out[o.out] = tuple((n, ops[n].arg if ops[n].kind in ROLLBACKS else None) for n in near)
     for sid in twice:
         del out[sid]
     return out
@@ -1012,8 +975,6 @@ _FIELDS = tuple(map(attrgetter, ("kind", "lo", "hi", "arg", "out")))
 _TIER = {k: 0 if k in OBSERVERS else 1 if k == "snapshot" else 2 for k in OP_KINDS}
 _CHANGERS = frozenset({"append", "rollback"})
 _SETTERS = frozenset({"append", *ROLLBACKS})
-_SHOWS = frozenset({"read", "append"})  # a list of turns shown (an append's: its parent)
-_ROLLBACKS = frozenset(ROLLBACKS)
 
 
 def _inverse(perm: list[int]) -> list[int]:
@@ -1067,9 +1028,8 @@ def _ghosts_first(out: list[int], roles: list[int]) -> list[int]:
     every step (a recorded 16-writer session: 15,802 steps, 2,309 with ghosts first). Only
     the order of trying."""
     first = roles.index(_ROLLBACK)
-    tail, kinds = out[first:], roles[first:]
-    return [*out[:first], *compress(tail, map(_GHOST.__eq__, kinds)),
-            *compress(tail, map(_GHOST.__ne__, kinds))]
+    rest = sorted(range(first, len(out)), key=lambda k: roles[k] != _GHOST)  # stable
+    return [*out[:first], *(out[k] for k in rest)]
 
 
 #: What :func:`_unseen_as_one` puts in place of a list no op left can show.
